@@ -1,0 +1,107 @@
+import type {EnvelopeFields, NativeFields} from '../envelope/fields.js'
+
+/**
+ * The broker adapter contract. An adapter moves bytes plus native metadata; it never decodes
+ * envelopes (the codec runs in the operations layer).
+ */
+
+/** What a broker can do, declared so commands can refuse or warn instead of failing late. */
+export interface Capabilities {
+  /** Browsing leaves the queue exactly as it was (no redelivery flag, no receive count). */
+  truePeek: boolean
+  /** The binding carries out-of-band headers (needed for `bq-replay-bypass`). */
+  headers: boolean
+  /** Native delayed delivery (`bq publish --delay`). */
+  delay: boolean
+  /** The broker has its own dead-letter facility besides `<queue>.dlq`. */
+  nativeDlq: boolean
+  /** A move between two queues of this broker can be made atomic (exactly once). */
+  atomicMove: boolean
+}
+
+/** A message to publish: the exact body bytes, plus the envelope fields to project (null when the body is not a decodable envelope). */
+export interface OutgoingMessage {
+  body: Buffer
+  fields: EnvelopeFields | null
+  /** Stamp the `bq-replay-bypass` marker where the binding carries headers. */
+  bypass?: boolean
+  /** Deliver no earlier than this many milliseconds from now (only where `capabilities.delay`). */
+  delayMs?: number
+}
+
+/** A message as found on the broker. */
+export interface BrokerMessage {
+  /** The body exactly as stored. */
+  body: Buffer
+  /** Native metadata as the broker returned it, JSON-friendly, for `bq peek --headers`. */
+  headers: Record<string, unknown>
+  /** What the native metadata says about the envelope (the inverse projection). */
+  native: NativeFields
+  /** Broker-side enqueue/publish time in Unix ms, when known. */
+  enqueuedAt?: number
+  /** A broker-specific position or id, for display (list index, row id, offset, sequence number). */
+  position?: string
+}
+
+/** A message taken from a queue by a drain session; it stays recoverable until acked. */
+export interface ReservedMessage extends BrokerMessage {
+  /** Adapter-private handle. */
+  readonly handle: unknown
+}
+
+export interface DrainOptions {
+  /** Stop after this many messages (0 = every message present when the drain started). */
+  max?: number
+}
+
+/**
+ * A drain over one source queue (used by redrive). Messages it hands out are invisible to
+ * other consumers until acked or released. Released messages return to the source when the
+ * session closes (not before, so one run never sees the same message twice), in their
+ * original order where the broker allows it. A crash leaves reserved messages recoverable:
+ * the broker returns them itself, or `recover()` does (Redis staging list).
+ */
+export interface DrainSession {
+  /** Up to `max` more messages; an empty array when the drain is done. */
+  next(max: number): Promise<ReservedMessage[]>
+  /** Remove these messages from the source for good (call only after the target confirmed). */
+  ack(messages: ReservedMessage[]): Promise<void>
+  /**
+   * Publish `outgoing` to `targetQueue` on this same broker and remove `sources` from the
+   * source queue as one atomic step. Only on adapters with `capabilities.atomicMove`.
+   */
+  moveAtomically?(sources: ReservedMessage[], targetQueue: string, outgoing: OutgoingMessage[]): Promise<void>
+  /** Leave these messages on the source (returned at close). */
+  release(messages: ReservedMessage[]): Promise<void>
+  /** Return every released or un-acked message to the source and end the session. */
+  close(): Promise<void>
+}
+
+export interface BrowseOptions {
+  limit: number
+  /** Skip this many messages from the head first. */
+  offset?: number
+}
+
+export interface BrokerAdapter {
+  /** The URL scheme family, e.g. `redis`. */
+  readonly kind: string
+  /** The broker URL with any password replaced, safe to print. */
+  readonly displayUrl: string
+  readonly capabilities: Capabilities
+  /** Publish every message; resolves only once the broker durably confirmed all of them. */
+  publish(queue: string, messages: OutgoingMessage[]): Promise<void>
+  /** Non-destructive look at the head of a queue. */
+  browse(queue: string, options: BrowseOptions): Promise<BrokerMessage[]>
+  /** How many messages wait in the queue (ready ones; reserved ones are not counted). */
+  count(queue: string): Promise<number>
+  /** Start draining a queue (see DrainSession). */
+  drain(queue: string, options?: DrainOptions): Promise<DrainSession>
+  /**
+   * Return messages a crashed run left in a staging place to their source queue.
+   * Resolves to how many were returned. Adapters whose broker does this itself return 0.
+   */
+  recover(queue: string): Promise<number>
+  /** Release connections. Safe to call twice. */
+  close(): Promise<void>
+}
