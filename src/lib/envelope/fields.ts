@@ -34,6 +34,11 @@ export interface NativeFields {
   deliveryCount?: number
   /** True when the out-of-band `bq-replay-bypass` marker is present. */
   replayBypass?: boolean
+  /**
+   * Why the broker itself dead-lettered the message, for native DLQs whose messages carry no
+   * `dead_letter` block (RabbitMQ `x-death`, SQS redrive policy, Service Bus `DeadLetterReason`).
+   */
+  nativeDeadLetter?: {reason?: string; error?: string; originalQueue?: string; failedAt?: number}
 }
 
 /** The out-of-band replay marker (spec-redrive-and-replay.md, ADR-0027). */
