@@ -1,0 +1,271 @@
+import {isUtf8} from 'node:buffer'
+
+import type {EnvelopeFields} from './fields.js'
+import {JsonSyntaxError, lineColumn, memberOf, parseJsonTree, sourceOf} from './json-tree.js'
+import type {JsonNode, Member, ObjectNode} from './json-tree.js'
+
+/**
+ * A decoded envelope: the original text plus a lossless tree of it. Envelopes are immutable;
+ * `annotate` and `resetForRedrive` return new ones made by splicing the original text, so
+ * every byte they do not deliberately change stays exactly as it was.
+ */
+export class Envelope {
+  readonly text: string
+  readonly root: ObjectNode
+
+  /** Use `decode` or `make`; the constructor trusts that `root` is the tree of `text`. */
+  constructor(text: string, root: ObjectNode) {
+    this.text = text
+    this.root = root
+  }
+
+  /** The raw source of a top-level member's value, or undefined when absent. */
+  raw(key: string): string | undefined {
+    const member = memberOf(this.root, key)
+    return member && sourceOf(this.text, member.value)
+  }
+
+  /** A top-level member's value node. */
+  node(key: string): JsonNode | undefined {
+    return memberOf(this.root, key)?.value
+  }
+
+  /** A member of the `meta` object. */
+  metaNode(key: string): JsonNode | undefined {
+    const meta = this.node('meta')
+    return meta?.kind === 'object' ? memberOf(meta, key)?.value : undefined
+  }
+
+  /** The URN: `job`, or the inbound alias `urn` when `job` is absent. */
+  get urn(): string | undefined {
+    return this.stringAt(this.node('job')) ?? this.stringAt(this.node('urn'))
+  }
+  get traceId(): string | undefined {
+    return this.stringAt(this.node('trace_id'))
+  }
+  get id(): string | undefined {
+    return this.stringAt(this.metaNode('id'))
+  }
+  get queue(): string | undefined {
+    return this.stringAt(this.metaNode('queue'))
+  }
+  get lang(): string | undefined {
+    return this.stringAt(this.metaNode('lang'))
+  }
+  get schemaVersion(): number | undefined {
+    return this.numberAt(this.metaNode('schema_version'))
+  }
+  get createdAt(): number | undefined {
+    return this.numberAt(this.metaNode('created_at'))
+  }
+  get attempts(): number | undefined {
+    return this.numberAt(this.node('attempts'))
+  }
+
+  /** The `dead_letter` block as plain values, or undefined on a normal (not dead-lettered) envelope. */
+  get deadLetter(): DeadLetterView | undefined {
+    const block = this.node('dead_letter')
+    if (block?.kind !== 'object') return undefined
+    const field = (key: string) => memberOf(block, key)?.value
+    return {
+      reason: this.stringAt(field('reason')),
+      error: this.stringAt(field('error')),
+      exception: this.stringAt(field('exception')),
+      failedAt: this.numberAt(field('failed_at')),
+      originalQueue: this.stringAt(field('original_queue')),
+      attempts: this.numberAt(field('attempts')),
+      lang: this.stringAt(field('lang')),
+    }
+  }
+
+  /** Body bytes: the envelope exactly as it travels. */
+  toBuffer(): Buffer {
+    return Buffer.from(this.text, 'utf8')
+  }
+
+  private stringAt(node: JsonNode | undefined): string | undefined {
+    return node?.kind === 'string' ? node.value : undefined
+  }
+  private numberAt(node: JsonNode | undefined): number | undefined {
+    return node?.kind === 'number' ? Number(sourceOf(this.text, node)) : undefined
+  }
+}
+
+export interface DeadLetterView {
+  reason?: string
+  error?: string
+  exception?: string
+  failedAt?: number
+  originalQueue?: string
+  attempts?: number
+  lang?: string
+}
+
+export type DecodeErrorKind = 'empty' | 'not_utf8' | 'not_json' | 'not_object'
+
+/** A body that is not an envelope-shaped JSON object. Typed, so callers can treat it as poison. */
+export class EnvelopeDecodeError extends Error {
+  readonly kind: DecodeErrorKind
+  /** Offset in the text where JSON parsing failed, when known. */
+  readonly offset?: number
+  constructor(kind: DecodeErrorKind, message: string, offset?: number) {
+    super(message)
+    this.name = 'EnvelopeDecodeError'
+    this.kind = kind
+    this.offset = offset
+  }
+}
+
+/**
+ * Decodes a body into an Envelope. Accepts `urn` as an alias of `job` (see `Envelope.urn`).
+ * Throws EnvelopeDecodeError when the body is empty, not UTF-8, not JSON, or not an object.
+ * Shape problems (missing fields, wrong types) are not decode errors: `validate` reports them.
+ */
+export function decode(body: Buffer | Uint8Array | string): Envelope {
+  let text: string
+  if (typeof body === 'string') {
+    text = body
+  } else {
+    if (!isUtf8(body)) throw new EnvelopeDecodeError('not_utf8', 'body is not valid UTF-8')
+    text = Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8')
+  }
+  if (text.trim() === '') throw new EnvelopeDecodeError('empty', 'body is empty')
+  let root: JsonNode
+  try {
+    root = parseJsonTree(text)
+  } catch (error) {
+    if (error instanceof JsonSyntaxError) {
+      const {line, column} = lineColumn(text, error.offset)
+      throw new EnvelopeDecodeError('not_json', `not valid JSON: ${error.message} at line ${line} column ${column}`, error.offset)
+    }
+    throw error
+  }
+  if (root.kind !== 'object') {
+    throw new EnvelopeDecodeError('not_object', `expected a JSON object, found ${describeKind(root.kind)}`)
+  }
+  return new Envelope(text, root)
+}
+
+export function describeKind(kind: JsonNode['kind']): string {
+  switch (kind) {
+    case 'object': return 'an object'
+    case 'array': return 'an array'
+    case 'string': return 'a string'
+    case 'number': return 'a number'
+    default: return kind
+  }
+}
+
+/** The bytes of an envelope as they travel: its text, unchanged. */
+export function encode(envelope: Envelope): Buffer {
+  return envelope.toBuffer()
+}
+
+/**
+ * The envelope values a binding projects. Missing values fall back to the neutral ones the
+ * spec defines (attempts 0, schema_version 1) so a damaged envelope can still be moved.
+ */
+export function fieldsOf(envelope: Envelope): EnvelopeFields {
+  return {
+    job: envelope.urn ?? '',
+    traceId: envelope.traceId ?? '',
+    id: envelope.id ?? '',
+    queue: envelope.queue ?? '',
+    lang: envelope.lang ?? '',
+    schemaVersion: envelope.schemaVersion ?? 1,
+    createdAt: envelope.createdAt ?? 0,
+    attempts: envelope.attempts ?? 0,
+  }
+}
+
+/**
+ * Rewrites the top-level object of an envelope: members for which `drop` is true disappear
+ * (with their separator), `replace` may give a member a new value source, and `append` adds
+ * members at the end. Everything else — other members, their order, spelling and the
+ * whitespace between them — is copied from the original text unchanged.
+ */
+function rewriteTopLevel(
+  envelope: Envelope,
+  edits: {drop?: (member: Member) => boolean; replace?: (member: Member) => string | undefined; append?: Array<[string, string]>},
+): Envelope {
+  const {text, root} = envelope
+  const members = root.members
+  const open = text.slice(0, root.start + 1)
+  const close = text.slice(root.end - 1)
+  const appended = (kept: number) =>
+    (edits.append ?? []).map(([key, value], i) => `${kept + i > 0 ? ',' : ''}${JSON.stringify(key)}:${value}`).join('')
+  if (members.length === 0) return decode(open + text.slice(root.start + 1, root.end - 1) + appended(0) + close)
+
+  let out = open + text.slice(root.start + 1, members[0].keyStart)
+  let kept = 0
+  members.forEach((member, index) => {
+    if (edits.drop?.(member)) return
+    // The separator before a member is the original text since the previous member (comma included).
+    if (kept > 0) out += text.slice(members[index - 1].value.end, member.keyStart)
+    const replacement = edits.replace?.(member)
+    out += text.slice(member.keyStart, member.value.start) + (replacement ?? sourceOf(text, member.value))
+    kept++
+  })
+  out += appended(kept)
+  out += text.slice(members[members.length - 1].value.end, root.end - 1) + close
+  return decode(out)
+}
+
+/**
+ * Resets a dead-lettered envelope for redrive: removes every `dead_letter` member and sets
+ * top-level `attempts` to 0. Every other byte — `job`, `trace_id`, `data`, `meta`, unknown
+ * top-level keys, their order and spelling — is kept exactly.
+ */
+export function resetForRedrive(envelope: Envelope): Envelope {
+  const members = envelope.root.members
+  const hasAttempts = members.some((m) => m.key === 'attempts')
+  const unchanged =
+    hasAttempts && !members.some((m) => m.key === 'dead_letter' || (m.key === 'attempts' && sourceOf(envelope.text, m.value) !== '0'))
+  if (unchanged) return envelope
+  return rewriteTopLevel(envelope, {
+    drop: (m) => m.key === 'dead_letter',
+    replace: (m) => (m.key === 'attempts' ? '0' : undefined),
+    append: hasAttempts ? [] : [['attempts', '0']],
+  })
+}
+
+export interface DeadLetterInfo {
+  reason: 'failed' | 'unknown_urn' | 'poison' | string
+  originalQueue: string
+  error?: string | null
+  exception?: string | null
+  /** Unix ms; defaults to now. */
+  failedAt?: number
+  /** Defaults to the envelope's own `attempts`. */
+  attempts?: number
+  /** Defaults to `node`. */
+  lang?: string
+}
+
+/**
+ * Returns a copy of the envelope carrying a `dead_letter` block (replacing any existing one).
+ * `job`, `trace_id`, `data`, `meta` and `attempts` stay exactly as they were.
+ */
+export function annotate(envelope: Envelope, info: DeadLetterInfo): Envelope {
+  const attempts = info.attempts !== undefined ? String(Math.trunc(info.attempts)) : envelope.node('attempts')?.kind === 'number' ? envelope.raw('attempts') : '0'
+  const block =
+    '{' +
+    [
+      `"reason":${JSON.stringify(info.reason)}`,
+      `"error":${JSON.stringify(info.error ?? null)}`,
+      `"exception":${JSON.stringify(info.exception ?? null)}`,
+      `"failed_at":${Math.trunc(info.failedAt ?? Date.now())}`,
+      `"original_queue":${JSON.stringify(info.originalQueue)}`,
+      `"attempts":${attempts}`,
+      `"lang":${JSON.stringify(info.lang ?? 'node')}`,
+    ].join(',') +
+    '}'
+  // Replace the last existing block in place (dropping earlier duplicates), or append one.
+  const blocks = envelope.root.members.filter((m) => m.key === 'dead_letter')
+  const last = blocks[blocks.length - 1]
+  return rewriteTopLevel(envelope, {
+    drop: (m) => m.key === 'dead_letter' && m !== last,
+    replace: (m) => (m === last ? block : undefined),
+    append: last ? [] : [['dead_letter', block]],
+  })
+}

@@ -1,0 +1,246 @@
+import {createReadStream, statSync} from 'node:fs'
+import {isUtf8} from 'node:buffer'
+import {extname} from 'node:path'
+import type {Readable} from 'node:stream'
+
+/**
+ * Streams message texts out of a file or stdin. A file holds either one JSON document (possibly
+ * pretty-printed) or JSONL (one message per line). Lines are split on raw bytes, so memory
+ * stays bounded by the longest line, whatever the file size.
+ */
+
+export interface MessageText {
+  source: string
+  /** 1-based line where the message starts. */
+  line: number
+  /** The message text; undefined when it could not be read (see `readError`). */
+  text?: string
+  /** Why this message or file could not be read (encoding, size, I/O). */
+  readError?: {code: string; message: string}
+  /** Set on the first message when the file started with a UTF-8 byte order mark. */
+  bom?: boolean
+}
+
+/** A whole-document file larger than this is not buffered; such files must be JSONL. */
+const MAX_DOCUMENT_BYTES = 256 * 1024 * 1024
+/** A single JSONL line larger than this is reported instead of buffered. */
+const MAX_LINE_BYTES = 512 * 1024 * 1024
+
+export type OnMessage = (message: MessageText) => void | Promise<void>
+
+/** Reads `path` (or stdin for `-`) and calls `onMessage` for each message, in order. */
+export async function readMessages(path: string, onMessage: OnMessage, stdin: Readable = process.stdin): Promise<void> {
+  const source = path === '-' ? '<stdin>' : path
+  let stream: Readable
+  if (path === '-') {
+    stream = stdin
+  } else {
+    try {
+      if (statSync(path).isDirectory()) {
+        await onMessage({source, line: 0, readError: {code: 'input.directory', message: 'is a directory'}})
+        return
+      }
+    } catch (error) {
+      await onMessage({source, line: 0, readError: ioError(error)})
+      return
+    }
+    stream = createReadStream(path, {highWaterMark: 1024 * 1024})
+  }
+  const forceLines = ['.jsonl', '.ndjson'].includes(extname(path).toLowerCase())
+  const splitter = new MessageSplitter(source, forceLines, onMessage)
+  try {
+    for await (const chunk of stream) await splitter.push(chunk as Buffer)
+    await splitter.end()
+  } catch (error) {
+    await onMessage({source, line: splitter.currentLine, readError: ioError(error)})
+  }
+}
+
+function ioError(error: unknown): {code: string; message: string} {
+  const code = (error as NodeJS.ErrnoException).code
+  const reasons: Record<string, string> = {ENOENT: 'no such file', EACCES: 'permission denied', EISDIR: 'is a directory'}
+  return {code: 'input.unreadable', message: `cannot read: ${(code && reasons[code]) ?? (error as Error).message}`}
+}
+
+type Mode = 'undecided' | 'lines' | 'document'
+
+/** Splits a byte stream into messages, deciding between JSONL and one document on the first line. */
+class MessageSplitter {
+  currentLine = 0
+  private mode: Mode
+  private pending: Buffer[] = []
+  private pendingBytes = 0
+  private documentParts: Buffer[] = []
+  private documentBytes = 0
+  private documentStart = 0
+  private bomChecked = false
+  private bom = false
+  private sawAny = false
+  private oversized = false
+
+  constructor(
+    private readonly source: string,
+    forceLines: boolean,
+    private readonly onMessage: OnMessage,
+  ) {
+    this.mode = forceLines ? 'lines' : 'undecided'
+  }
+
+  async push(chunk: Buffer): Promise<void> {
+    if (!this.bomChecked) {
+      this.bomChecked = true
+      if (chunk.length >= 3 && chunk[0] === 0xef && chunk[1] === 0xbb && chunk[2] === 0xbf) {
+        this.bom = true
+        chunk = chunk.subarray(3)
+      }
+    }
+    if (this.mode === 'document') return this.addToDocument(chunk)
+    let start = 0
+    while (start < chunk.length) {
+      const newline = chunk.indexOf(10, start)
+      if (newline === -1) {
+        this.keepPartial(chunk.subarray(start))
+        return
+      }
+      const piece = chunk.subarray(start, newline)
+      start = newline + 1
+      let line: Buffer
+      if (this.pending.length > 0) {
+        this.pending.push(piece)
+        line = Buffer.concat(this.pending)
+        this.pending = []
+        this.pendingBytes = 0
+      } else {
+        line = piece
+      }
+      await this.line(line, true)
+      if ((this.mode as Mode) === 'document') {
+        // The rest of this chunk belongs to the document too.
+        this.addToDocument(chunk.subarray(start))
+        return
+      }
+    }
+  }
+
+  async end(): Promise<void> {
+    if (this.mode === 'document') return this.finishDocument()
+    if (this.pending.length > 0 || this.oversized) {
+      const line = Buffer.concat(this.pending)
+      this.pending = []
+      await this.line(line, false)
+      if ((this.mode as Mode) === 'document') return this.finishDocument()
+    }
+    if (!this.sawAny) {
+      await this.onMessage({source: this.source, line: this.currentLine || 1, readError: {code: 'input.empty', message: 'empty input: no message found'}})
+    }
+  }
+
+  private keepPartial(piece: Buffer) {
+    if (this.oversized) return
+    this.pendingBytes += piece.length
+    if (this.pendingBytes > MAX_LINE_BYTES) {
+      this.pending = []
+      this.oversized = true
+      return
+    }
+    this.pending.push(Buffer.from(piece))
+  }
+
+  private async line(raw: Buffer, terminated: boolean): Promise<void> {
+    this.currentLine++
+    const lineNumber = this.currentLine
+    if (this.oversized) {
+      this.oversized = false
+      this.sawAny = true
+      await this.emit({source: this.source, line: lineNumber, readError: {code: 'input.line_too_long', message: `line is longer than ${MAX_LINE_BYTES / 1024 / 1024} MiB`}})
+      return
+    }
+    let end = raw.length
+    if (end > 0 && raw[end - 1] === 13) end--
+    const bytes = raw.subarray(0, end)
+    if (isBlank(bytes)) return
+    if (this.mode === 'undecided') {
+      this.mode = looksLikeCompleteLine(bytes) ? 'lines' : 'document'
+      if (this.mode === 'document') {
+        this.documentStart = lineNumber
+        this.addToDocument(raw)
+        if (terminated) this.addToDocument(Buffer.from('\n'))
+        return
+      }
+    }
+    this.sawAny = true
+    if (!isUtf8(bytes)) {
+      await this.emit({source: this.source, line: lineNumber, readError: {code: 'encoding.not_utf8', message: 'not valid UTF-8'}})
+      return
+    }
+    await this.emit({source: this.source, line: lineNumber, text: bytes.toString('utf8')})
+  }
+
+  private addToDocument(chunk: Buffer) {
+    if (this.documentBytes > MAX_DOCUMENT_BYTES) return
+    this.documentBytes += chunk.length
+    if (this.documentBytes > MAX_DOCUMENT_BYTES) {
+      this.documentParts = []
+      return
+    }
+    this.documentParts.push(Buffer.from(chunk))
+  }
+
+  private async finishDocument(): Promise<void> {
+    this.sawAny = true
+    const line = this.documentStart || 1
+    if (this.documentBytes > MAX_DOCUMENT_BYTES) {
+      await this.emit({source: this.source, line, readError: {code: 'input.too_large', message: `a single JSON document larger than ${MAX_DOCUMENT_BYTES / 1024 / 1024} MiB (use JSONL for big inputs)`}})
+      return
+    }
+    const bytes = Buffer.concat(this.documentParts)
+    this.documentParts = []
+    if (!isUtf8(bytes)) {
+      await this.emit({source: this.source, line, readError: {code: 'encoding.not_utf8', message: 'not valid UTF-8'}})
+      return
+    }
+    await this.emit({source: this.source, line, text: bytes.toString('utf8')})
+  }
+
+  private async emit(message: MessageText): Promise<void> {
+    if (this.bom) {
+      message.bom = true
+      this.bom = false
+    }
+    await this.onMessage(message)
+  }
+}
+
+function isBlank(bytes: Buffer): boolean {
+  for (let i = 0; i < bytes.length; i++) {
+    const c = bytes[i]
+    if (c !== 32 && c !== 9 && c !== 13) return false
+  }
+  return true
+}
+
+/**
+ * Decides JSONL on the first non-blank line: a line that holds a whole JSON value, or that
+ * looks like a whole object ('{' ... '}') but is broken, is a JSONL line; anything else (such
+ * as a lone '{' opening a pretty-printed document) starts a single document.
+ */
+function looksLikeCompleteLine(bytes: Buffer): boolean {
+  const text = bytes.toString('utf8').trim()
+  if (text.startsWith('{') && text.endsWith('}')) return true
+  if (!text.startsWith('{') && !text.startsWith('[')) return true
+  try {
+    JSON.parse(text)
+    return true
+  } catch {
+    return false
+  }
+}
+
+/** Size of a file in bytes, or undefined (for progress displays). */
+export function fileSize(path: string): number | undefined {
+  try {
+    return statSync(path).size
+  } catch {
+    return undefined
+  }
+}
