@@ -8,7 +8,6 @@ import {describe, test} from 'node:test'
 import assert from 'node:assert/strict'
 import {existsSync, readFileSync} from 'node:fs'
 import path from 'node:path'
-import {fileURLToPath} from 'node:url'
 import type {EnvelopeFields} from '../../src/lib/envelope/fields.js'
 import {
   artemisMessageFields,
@@ -26,12 +25,11 @@ import {
   sqsMessageAttributes,
 } from '../../src/lib/bindings/index.js'
 import {fieldsFromFixture} from '../support/fixture-fields.js'
+import {conformanceDir, loadManifest} from '../support/conformance.js'
 
-type Json = Record<string, unknown>
+import type {Json} from '../support/conformance.js'
 
-const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..')
-const conformanceDir = path.resolve(process.env.BQ_CONFORMANCE_DIR || path.resolve(repoRoot, '..', 'shared', 'conformance'))
-const manifest = JSON.parse(readFileSync(path.join(conformanceDir, 'manifest.json'), 'utf8')) as Json
+const manifest = loadManifest()
 
 function isObject(value: unknown): value is Json {
   return typeof value === 'object' && value !== null && !Array.isArray(value)
