@@ -51,13 +51,14 @@ Exit status: 0 when everything is valid, 1 when anything is invalid, 2 for usage
     const failing: MessageResult[] = []
     const reporter: FinishingReporter | undefined = json ? undefined : pickReporter(flags.format, out, flags.quiet)
     const summary = await validateInputs(inputs, {registry, urn: flags.urn, strict: flags.strict}, {
-      async result(result) {
+      result(result) {
         if (json) {
           if (result.problems.length > 0) failing.push(result)
         } else {
-          await reporter?.result(result)
+          reporter?.result(result)
         }
       },
+      drain: () => out.maybeFlush(),
     })
     reporter?.finish(summary)
     await out.flush()

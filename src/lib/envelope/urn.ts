@@ -12,7 +12,21 @@ const CONVENTION = /^urn:babel:[a-z0-9-]+:[a-z0-9_-]+(\.[a-z0-9_-]+)*$/
 /** Event segments that carry an identifier rather than a name: digits, UUIDs, long hex. */
 const PAYLOAD_SEGMENT = /^(\d+|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|[0-9a-f]{16,})$/i
 
+/** URNs repeat across a stream; remember recent verdicts (bounded, so odd inputs cannot grow it). */
+const verdicts = new Map<string, UrnIssue[]>()
+const MAX_REMEMBERED = 1024
+
 export function checkUrn(urn: string): UrnIssue[] {
+  let issues = verdicts.get(urn)
+  if (issues === undefined) {
+    issues = findUrnIssues(urn)
+    if (verdicts.size >= MAX_REMEMBERED) verdicts.clear()
+    verdicts.set(urn, issues)
+  }
+  return issues
+}
+
+function findUrnIssues(urn: string): UrnIssue[] {
   const issues: UrnIssue[] = []
   if (/[\\]/.test(urn) || /^[A-Z][A-Za-z0-9]*(\.[A-Z][A-Za-z0-9]*)+$/.test(urn)) {
     issues.push({code: 'urn.class_name', message: `"${urn}" looks like a class name; a URN must never be one (use urn:babel:<context>:<event>)`})

@@ -33,20 +33,19 @@ export interface EnvelopeCheck {
 export const LANGS = ['php', 'go', 'python', 'java', 'dotnet', 'node'] as const
 export const DEAD_LETTER_REASONS = ['failed', 'unknown_urn', 'poison'] as const
 const SUPPORTED_SCHEMA_VERSIONS = [1]
-const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/
 /** `created_at` below this (ms) is before 1973: almost certainly seconds, not milliseconds. */
 const SECONDS_THRESHOLD = 100_000_000_000
 const INT64_MAX = 9223372036854775807n
 const INT64_MIN = -9223372036854775808n
 
 /** Fields that early drafts used and the contract forbids (spec-envelope.md, "Forbidden fields"). */
-const FORBIDDEN_TOP = {timestamp: 'use meta.created_at (Unix ms)'} as Record<string, string>
-const FORBIDDEN_META: Record<string, string> = {
-  max_retries: 'retry limits are consumer-side configuration',
-  attempts: 'use top-level attempts',
-  source: 'use meta.lang',
-  ts: 'use meta.created_at (Unix ms)',
-}
+const FORBIDDEN_TOP: Array<[string, string]> = [['timestamp', 'use meta.created_at (Unix ms)']]
+const FORBIDDEN_META: Array<[string, string]> = [
+  ['max_retries', 'retry limits are consumer-side configuration'],
+  ['attempts', 'use top-level attempts'],
+  ['source', 'use meta.lang'],
+  ['ts', 'use meta.created_at (Unix ms)'],
+]
 
 const has = (object: object, key: string) => Object.prototype.hasOwnProperty.call(object, key)
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
@@ -70,7 +69,8 @@ export function validateEnvelopeText(text: string): EnvelopeCheck {
     return {problems: [{severity: 'error', code: 'envelope.not_object', path: '$', message: `an envelope must be a JSON object, found ${typeName(value)}`}]}
   }
   const problems = validateEnvelopeValue(value)
-  problems.push(...checkNumberRanges(text))
+  // Only a parsed number beyond 2^53 can hide a precision problem; then the original spelling decides.
+  if (hasUnsafeNumber(value)) problems.push(...checkNumberRanges(text))
   const urn = typeof value.job === 'string' ? value.job : typeof value.urn === 'string' ? value.urn : undefined
   const meta = value.meta
   const id = isObject(meta) && typeof meta.id === 'string' ? meta.id : undefined
@@ -129,7 +129,7 @@ export function validateEnvelopeValue(env: Record<string, unknown>): Problem[] {
   else if (!isObject(env.meta)) error('meta.type', '$.meta', `'meta' must be an object, found ${typeName(env.meta)}`)
   else checkMeta(env.meta, error, warning)
 
-  for (const [key, advice] of Object.entries(FORBIDDEN_TOP)) {
+  for (const [key, advice] of FORBIDDEN_TOP) {
     if (has(env, key)) error(`forbidden.${key}`, childPath('$', key), `'${key}' is a forbidden field: ${advice}`)
   }
 
@@ -161,7 +161,7 @@ function checkMeta(meta: Record<string, unknown>, error: Report, warning: Report
     warning('meta.created_at.seconds', '$.meta.created_at', `'meta.created_at' ${meta.created_at} looks like seconds; the contract wants Unix milliseconds`)
   }
 
-  for (const [key, advice] of Object.entries(FORBIDDEN_META)) {
+  for (const [key, advice] of FORBIDDEN_META) {
     if (has(meta, key)) error(`forbidden.meta.${key}`, childPath('$.meta', key), `'meta.${key}' is a forbidden field: ${advice}`)
   }
 }
@@ -208,7 +208,40 @@ function checkCount(value: unknown, path: string, name: string, error: Report): 
 
 function checkUuid(value: unknown, path: string, name: string, error: Report, warning: Report) {
   if (typeof value !== 'string' || value === '') error(`${name}.type`, path, `'${name}' must be a non-empty string (a UUID), found ${typeName(value)}`)
-  else if (!UUID.test(value)) warning(`${name}.not_uuid`, path, `'${name}' "${truncate(value)}" is not a UUID`)
+  else if (!isUuid(value)) warning(`${name}.not_uuid`, path, `'${name}' "${truncate(value)}" is not a UUID`)
+}
+
+/** 8-4-4-4-12 hex digits (any version); a hand loop, as this runs twice per message. */
+export function isUuid(value: string): boolean {
+  if (value.length !== 36) return false
+  for (let i = 0; i < 36; i++) {
+    const c = value.charCodeAt(i)
+    if (i === 8 || i === 13 || i === 18 || i === 23) {
+      if (c !== 45) return false
+    } else if (!((c >= 48 && c <= 57) || (c >= 97 && c <= 102) || (c >= 65 && c <= 70))) {
+      return false
+    }
+  }
+  return true
+}
+
+/** True when any number in a parsed value lies beyond ±(2^53 − 1). Iterative: deep values are fine. */
+function hasUnsafeNumber(value: unknown): boolean {
+  const pending: unknown[] = [value]
+  while (pending.length > 0) {
+    const current = pending.pop()
+    if (typeof current === 'number') {
+      if (current > Number.MAX_SAFE_INTEGER || current < Number.MIN_SAFE_INTEGER) return true
+    } else if (Array.isArray(current)) {
+      for (const item of current) if (typeof item === 'object' || typeof item === 'number') pending.push(item)
+    } else if (current !== null && typeof current === 'object') {
+      for (const key in current) {
+        const item = (current as Record<string, unknown>)[key]
+        if (typeof item === 'object' || typeof item === 'number') pending.push(item)
+      }
+    }
+  }
+  return false
 }
 
 function truncate(text: string, max = 60): string {
@@ -218,10 +251,9 @@ function truncate(text: string, max = 60): string {
 /**
  * Integers beyond 2^53 − 1 lose precision in JavaScript consumers (a warning); beyond signed
  * 64-bit they break the contract (an error). Needs the original spelling, so it reads the
- * lossless tree — only when the text has a long digit run, which keeps the common case fast.
+ * lossless tree, so callers run it only when a parsed number is out of the safe range.
  */
 export function checkNumberRanges(text: string): Problem[] {
-  if (!/\d{16}/.test(text)) return []
   let root: JsonNode
   try {
     root = parseJsonTree(text)

@@ -26,22 +26,23 @@ const MAX_DOCUMENT_BYTES = 256 * 1024 * 1024
 /** A single JSONL line larger than this is reported instead of buffered. */
 const MAX_LINE_BYTES = 512 * 1024 * 1024
 
-export type OnMessage = (message: MessageText) => void | Promise<void>
+/** Called synchronously for each message; `afterChunk` is where callers wait (e.g. for output to drain). */
+export type OnMessage = (message: MessageText) => void
 
 /** Reads `path` (or stdin for `-`) and calls `onMessage` for each message, in order. */
-export async function readMessages(path: string, onMessage: OnMessage, stdin: Readable = process.stdin): Promise<void> {
+export async function readMessages(path: string, onMessage: OnMessage, options: {afterChunk?: () => Promise<void>; stdin?: Readable} = {}): Promise<void> {
   const source = path === '-' ? '<stdin>' : path
   let stream: Readable
   if (path === '-') {
-    stream = stdin
+    stream = options.stdin ?? process.stdin
   } else {
     try {
       if (statSync(path).isDirectory()) {
-        await onMessage({source, line: 0, readError: {code: 'input.directory', message: 'is a directory'}})
+        onMessage({source, line: 0, readError: {code: 'input.directory', message: 'is a directory'}})
         return
       }
     } catch (error) {
-      await onMessage({source, line: 0, readError: ioError(error)})
+      onMessage({source, line: 0, readError: ioError(error)})
       return
     }
     stream = createReadStream(path, {highWaterMark: 1024 * 1024})
@@ -49,10 +50,13 @@ export async function readMessages(path: string, onMessage: OnMessage, stdin: Re
   const forceLines = ['.jsonl', '.ndjson'].includes(extname(path).toLowerCase())
   const splitter = new MessageSplitter(source, forceLines, onMessage)
   try {
-    for await (const chunk of stream) await splitter.push(chunk as Buffer)
-    await splitter.end()
+    for await (const chunk of stream) {
+      splitter.push(chunk as Buffer)
+      await options.afterChunk?.()
+    }
+    splitter.end()
   } catch (error) {
-    await onMessage({source, line: splitter.currentLine, readError: ioError(error)})
+    onMessage({source, line: splitter.currentLine, readError: ioError(error)})
   }
 }
 
@@ -86,7 +90,7 @@ class MessageSplitter {
     this.mode = forceLines ? 'lines' : 'undecided'
   }
 
-  async push(chunk: Buffer): Promise<void> {
+  push(chunk: Buffer): void {
     if (!this.bomChecked) {
       this.bomChecked = true
       if (chunk.length >= 3 && chunk[0] === 0xef && chunk[1] === 0xbb && chunk[2] === 0xbf) {
@@ -113,7 +117,7 @@ class MessageSplitter {
       } else {
         line = piece
       }
-      await this.line(line, true)
+      this.line(line, true)
       if ((this.mode as Mode) === 'document') {
         // The rest of this chunk belongs to the document too.
         this.addToDocument(chunk.subarray(start))
@@ -122,16 +126,16 @@ class MessageSplitter {
     }
   }
 
-  async end(): Promise<void> {
+  end(): void {
     if (this.mode === 'document') return this.finishDocument()
     if (this.pending.length > 0 || this.oversized) {
       const line = Buffer.concat(this.pending)
       this.pending = []
-      await this.line(line, false)
+      this.line(line, false)
       if ((this.mode as Mode) === 'document') return this.finishDocument()
     }
     if (!this.sawAny) {
-      await this.onMessage({source: this.source, line: this.currentLine || 1, readError: {code: 'input.empty', message: 'empty input: no message found'}})
+      this.onMessage({source: this.source, line: this.currentLine || 1, readError: {code: 'input.empty', message: 'empty input: no message found'}})
     }
   }
 
@@ -146,13 +150,13 @@ class MessageSplitter {
     this.pending.push(Buffer.from(piece))
   }
 
-  private async line(raw: Buffer, terminated: boolean): Promise<void> {
+  private line(raw: Buffer, terminated: boolean): void {
     this.currentLine++
     const lineNumber = this.currentLine
     if (this.oversized) {
       this.oversized = false
       this.sawAny = true
-      await this.emit({source: this.source, line: lineNumber, readError: {code: 'input.line_too_long', message: `line is longer than ${MAX_LINE_BYTES / 1024 / 1024} MiB`}})
+      this.emit({source: this.source, line: lineNumber, readError: {code: 'input.line_too_long', message: `line is longer than ${MAX_LINE_BYTES / 1024 / 1024} MiB`}})
       return
     }
     let end = raw.length
@@ -170,10 +174,10 @@ class MessageSplitter {
     }
     this.sawAny = true
     if (!isUtf8(bytes)) {
-      await this.emit({source: this.source, line: lineNumber, readError: {code: 'encoding.not_utf8', message: 'not valid UTF-8'}})
+      this.emit({source: this.source, line: lineNumber, readError: {code: 'encoding.not_utf8', message: 'not valid UTF-8'}})
       return
     }
-    await this.emit({source: this.source, line: lineNumber, text: bytes.toString('utf8')})
+    this.emit({source: this.source, line: lineNumber, text: bytes.toString('utf8')})
   }
 
   private addToDocument(chunk: Buffer) {
@@ -186,28 +190,28 @@ class MessageSplitter {
     this.documentParts.push(Buffer.from(chunk))
   }
 
-  private async finishDocument(): Promise<void> {
+  private finishDocument(): void {
     this.sawAny = true
     const line = this.documentStart || 1
     if (this.documentBytes > MAX_DOCUMENT_BYTES) {
-      await this.emit({source: this.source, line, readError: {code: 'input.too_large', message: `a single JSON document larger than ${MAX_DOCUMENT_BYTES / 1024 / 1024} MiB (use JSONL for big inputs)`}})
+      this.emit({source: this.source, line, readError: {code: 'input.too_large', message: `a single JSON document larger than ${MAX_DOCUMENT_BYTES / 1024 / 1024} MiB (use JSONL for big inputs)`}})
       return
     }
     const bytes = Buffer.concat(this.documentParts)
     this.documentParts = []
     if (!isUtf8(bytes)) {
-      await this.emit({source: this.source, line, readError: {code: 'encoding.not_utf8', message: 'not valid UTF-8'}})
+      this.emit({source: this.source, line, readError: {code: 'encoding.not_utf8', message: 'not valid UTF-8'}})
       return
     }
-    await this.emit({source: this.source, line, text: bytes.toString('utf8')})
+    this.emit({source: this.source, line, text: bytes.toString('utf8')})
   }
 
-  private async emit(message: MessageText): Promise<void> {
+  private emit(message: MessageText): void {
     if (this.bom) {
       message.bom = true
       this.bom = false
     }
-    await this.onMessage(message)
+    this.onMessage(message)
   }
 }
 

@@ -38,12 +38,15 @@ export interface ValidateSummary {
 }
 
 export interface Reporter {
-  result(result: MessageResult): void | Promise<void>
+  /** Called synchronously per message. */
+  result(result: MessageResult): void
+  /** Called between input chunks: the place to wait for output back-pressure. */
+  drain?(): Promise<void>
 }
 
 export async function validateInputs(inputs: string[], options: ValidateOptions, reporter: Reporter): Promise<ValidateSummary> {
   const summary: ValidateSummary = {inputs: 0, messages: 0, valid: 0, invalid: 0, errors: 0, warnings: 0}
-  const record = async (result: MessageResult) => {
+  const record = (result: MessageResult) => {
     if (options.strict) result.problems = result.problems.map((p) => (p.severity === 'warning' ? {...p, severity: 'error'} : p))
     result.valid = !result.problems.some((p) => p.severity === 'error')
     summary.messages++
@@ -53,46 +56,48 @@ export async function validateInputs(inputs: string[], options: ValidateOptions,
       if (problem.severity === 'error') summary.errors++
       else summary.warnings++
     }
-    await reporter.result(result)
+    reporter.result(result)
   }
 
   for (const input of await expandInputs(inputs)) {
     summary.inputs++
     if (input.error) {
-      await record({source: input.path, line: 0, valid: false, problems: [{severity: 'error', code: input.error.code, path: '$', message: input.error.message}]})
+      record({source: input.path, line: 0, valid: false, problems: [{severity: 'error', code: input.error.code, path: '$', message: input.error.message}]})
       continue
     }
-    await readMessages(input.path, (message) => record(checkMessage(message, options)))
+    await readMessages(input.path, (message) => record(checkMessage(message, options)), {afterChunk: reporter.drain && (() => (reporter.drain as () => Promise<void>)())})
   }
   return summary
 }
 
 /** One message's verdict (before `--strict` is applied). */
 export function checkMessage(message: MessageText, options: ValidateOptions): MessageResult {
-  const base = {source: message.source, line: message.line, valid: false}
+  const {source, line} = message
   if (message.readError || message.text === undefined) {
     const error = message.readError ?? {code: 'input.unreadable', message: 'could not be read'}
-    return {...base, problems: [{severity: 'error', code: error.code, path: '$', message: error.message}]}
+    return {source, line, valid: false, problems: [{severity: 'error', code: error.code, path: '$', message: error.message}]}
   }
-  const problems: Problem[] = []
-  if (message.bom) problems.push({severity: 'warning', code: 'encoding.bom', path: '$', message: 'starts with a UTF-8 byte order mark; BabelQueue bodies are plain UTF-8 JSON'})
-  if (options.urn !== undefined) return {...base, urn: options.urn, problems: problems.concat(checkBareData(message.text, options))}
-
+  if (options.urn !== undefined) {
+    const problems = checkBareData(message.text, options)
+    if (message.bom) problems.unshift(BOM_PROBLEM)
+    return {source, line, valid: false, urn: options.urn, problems}
+  }
   const check = validateEnvelopeText(message.text)
-  problems.push(...check.problems)
-  if (options.registry && check.value && check.urn !== undefined) {
-    const data = check.value.data
-    if (typeof data === 'object' && data !== null && !Array.isArray(data)) {
-      const schemaProblems = options.registry.check(check.urn, data)
-      if (schemaProblems === undefined) {
-        problems.push({severity: 'warning', code: 'schema.unregistered', path: '$.job', message: `no schema is registered for ${check.urn}`})
-      } else {
-        problems.push(...schemaProblems)
-      }
+  const problems = check.problems
+  if (message.bom) problems.unshift(BOM_PROBLEM)
+  const data = check.value?.data
+  if (options.registry && check.urn !== undefined && typeof data === 'object' && data !== null && !Array.isArray(data)) {
+    const schemaProblems = options.registry.check(check.urn, data)
+    if (schemaProblems === undefined) {
+      problems.push({severity: 'warning', code: 'schema.unregistered', path: '$.job', message: `no schema is registered for ${check.urn}`})
+    } else {
+      for (const problem of schemaProblems) problems.push(problem)
     }
   }
-  return {...base, urn: check.urn, id: check.id, problems}
+  return {source, line, valid: false, urn: check.urn, id: check.id, problems}
 }
+
+const BOM_PROBLEM: Problem = {severity: 'warning', code: 'encoding.bom', path: '$', message: 'starts with a UTF-8 byte order mark; BabelQueue bodies are plain UTF-8 JSON'}
 
 /** `--urn`: the message is a bare `data` object for that URN. */
 function checkBareData(text: string, options: ValidateOptions): Problem[] {

@@ -18,7 +18,7 @@ const where = (r: MessageResult) => (r.line > 0 ? `${r.source}:${r.line}` : r.so
 /** Human report: one line per message, then its problems indented. */
 export function textReporter(out: OutputWriter, options: {quiet?: boolean}): FinishingReporter {
   return {
-    async result(r) {
+    result(r) {
       if (options.quiet && r.problems.length === 0) return
       const mark = r.valid ? (r.problems.length > 0 ? style.yellow('!') : style.green('✓')) : style.red('✗')
       const label = [r.urn, r.id].filter(Boolean).join('  ')
@@ -27,8 +27,8 @@ export function textReporter(out: OutputWriter, options: {quiet?: boolean}): Fin
         const severity = p.severity === 'error' ? style.red('error  ') : style.yellow('warning')
         out.line(`    ${severity} ${p.path}  ${p.message}  ${style.dim(`[${p.code}]`)}`)
       }
-      await out.maybeFlush()
     },
+    drain: () => out.maybeFlush(),
     finish(s) {
       const verdict = s.invalid === 0 ? style.green('all valid') : `${s.valid} valid, ${style.red(`${s.invalid} invalid`)}`
       out.line(`${s.messages} message${s.messages === 1 ? '' : 's'} in ${s.inputs} input${s.inputs === 1 ? '' : 's'}: ${verdict} (${s.errors} error${s.errors === 1 ? '' : 's'}, ${s.warnings} warning${s.warnings === 1 ? '' : 's'})`)
@@ -41,15 +41,15 @@ export function githubReporter(out: OutputWriter): FinishingReporter {
   const escapeData = (s: string) => s.replace(/%/g, '%25').replace(/\r/g, '%0D').replace(/\n/g, '%0A')
   const escapeProperty = (s: string) => escapeData(s).replace(/:/g, '%3A').replace(/,/g, '%2C')
   return {
-    async result(r) {
+    result(r) {
       for (const p of r.problems) {
         const props = [`file=${escapeProperty(r.source)}`]
         if (r.line > 0) props.push(`line=${r.line}`)
         props.push(`title=${escapeProperty(`bq validate ${p.code}`)}`)
         out.line(`::${p.severity} ${props.join(',')}::${escapeData(`${p.path}: ${p.message}`)}`)
       }
-      await out.maybeFlush()
     },
+    drain: () => out.maybeFlush(),
     finish(s) {
       out.line(`bq validate: ${s.messages} messages, ${s.valid} valid, ${s.invalid} invalid, ${s.errors} errors, ${s.warnings} warnings`)
     },
@@ -59,10 +59,10 @@ export function githubReporter(out: OutputWriter): FinishingReporter {
 /** One JSON object per message, streamed: the machine format for huge inputs. */
 export function jsonlReporter(out: OutputWriter): FinishingReporter {
   return {
-    async result(r) {
+    result(r) {
       out.line(JSON.stringify(r))
-      await out.maybeFlush()
     },
+    drain: () => out.maybeFlush(),
     finish(s) {
       out.line(JSON.stringify({summary: s}))
     },
@@ -79,6 +79,7 @@ export function junitReporter(out: OutputWriter): FinishingReporter {
       list.push(r.problems.length === 0 ? {source: r.source, line: r.line, valid: true, urn: r.urn, problems: []} : r)
       suites.set(r.source, list)
     },
+    drain: () => out.maybeFlush(),
     finish(s) {
       out.line('<?xml version="1.0" encoding="UTF-8"?>')
       out.line(`<testsuites name="bq validate" tests="${s.messages}" failures="${s.invalid}">`)
@@ -106,6 +107,7 @@ export function junitReporter(out: OutputWriter): FinishingReporter {
 /** Escapes text for XML, dropping characters XML 1.0 cannot carry at all. */
 function xml(text: string): string {
   return text
+    // eslint-disable-next-line no-control-regex -- XML 1.0 allows exactly these control characters
     .replace(/[^\x09\x0A\x0D\x20-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]/gu, '\uFFFD')
     .replace(/&/g, '&amp;')
     .replace(/</g, '&lt;')

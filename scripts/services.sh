@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Makes sure every service the tests need is running: Redis and RabbitMQ (which this kind of
+# machine normally starts itself; started here if they are not), and, once their adapters
+# exist, the Java test brokers from test/brokers/brokers.sh.
+# Usage: scripts/services.sh start|status
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+wait_port() {
+  local name=$1 port=$2 seconds=$3
+  for _ in $(seq "$seconds"); do
+    port_open "$port" && return 0
+    sleep 1
+  done
+  echo "services: $name did not open 127.0.0.1:$port within ${seconds}s" >&2
+  return 1
+}
+
+ensure_redis() {
+  if port_open 6379; then echo "services: redis already running on 6379"; return; fi
+  command -v redis-server >/dev/null || { echo "services: redis-server is not installed (apt-get install redis-server)" >&2; exit 1; }
+  mkdir -p /var/lib/redis /var/log/redis 2>/dev/null || true
+  redis-server --daemonize yes --bind 127.0.0.1 --port 6379 --save "" --appendonly no --dir /tmp --logfile /tmp/bq-redis.log
+  wait_port redis 6379 20
+  echo "services: started redis on 6379"
+}
+
+ensure_rabbitmq() {
+  if port_open 5672; then echo "services: rabbitmq already running on 5672"; return; fi
+  command -v rabbitmq-server >/dev/null || { echo "services: rabbitmq-server is not installed (apt-get install rabbitmq-server)" >&2; exit 1; }
+  rabbitmq-server -detached
+  wait_port rabbitmq 5672 90
+  echo "services: started rabbitmq on 5672"
+}
+
+case "${1:-start}" in
+  start)
+    ensure_redis
+    ensure_rabbitmq
+    if [ -n "${BQ_JAVA_BROKERS:-}" ]; then bash test/brokers/brokers.sh start $BQ_JAVA_BROKERS; fi
+    ;;
+  status)
+    for p in 6379 5672; do if port_open $p; then echo "127.0.0.1:$p open"; else echo "127.0.0.1:$p closed"; fi; done
+    ;;
+  *) echo "usage: $0 start|status" >&2; exit 2 ;;
+esac
