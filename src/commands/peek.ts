@@ -1,0 +1,83 @@
+import {Args, Flags} from '@oclif/core'
+
+import {BqCommand} from '../lib/cli/base-command.js'
+import {withBroker} from '../lib/cli/broker.js'
+import {sharedFlags} from '../lib/cli/flags.js'
+import {browseQueue} from '../lib/ops/browse.js'
+import {globToRegExp} from '../lib/ops/match.js'
+import type {Selector} from '../lib/ops/match.js'
+import {MESSAGE_HEAD, jsonlLine, messageJson, messageRow} from '../lib/output/message-rows.js'
+import {renderTable} from '../lib/output/table.js'
+import {OutputWriter} from '../lib/output/writer.js'
+
+export interface PeekResult {
+  queue: string
+  broker: string
+  /** Messages waiting in the queue (ready ones). */
+  depth: number
+  scanned: number
+  messages: Record<string, unknown>[]
+}
+
+export default class Peek extends BqCommand {
+  static override summary = 'Look at the messages at the head of a queue without consuming them.'
+  static override description = `On brokers with a true peek (Redis, the embedded store) nothing changes. On RabbitMQ the messages are taken and returned to their original places, which marks them redelivered; bq says so.`
+  static override examples = [
+    '<%= config.bin %> peek orders',
+    '<%= config.bin %> peek orders --limit 50 --urn "urn:babel:orders:*"',
+    '<%= config.bin %> peek orders.dlq --jsonl > export.jsonl',
+    '<%= config.bin %> peek orders -b amqp://guest:guest@localhost --headers',
+  ]
+  static override args = {queue: Args.string({description: 'queue to look at', required: true})}
+  static override flags = {
+    limit: sharedFlags.limit,
+    urn: Flags.string({description: 'only messages whose URN matches this glob'}),
+    'trace-id': Flags.string({description: 'only messages of this trace'}),
+    scan: Flags.integer({description: 'with filters, look at no more than this many messages', default: 10_000, min: 1}),
+    jsonl: Flags.boolean({description: 'print one envelope per line (an export replay can read)', exclusive: ['raw']}),
+    raw: Flags.boolean({description: 'print each body exactly as stored, one per line'}),
+    headers: Flags.boolean({description: 'show the native broker metadata of each message'}),
+    broker: sharedFlags.broker,
+  }
+
+  async run(): Promise<PeekResult> {
+    const {args, flags} = await this.parse(Peek)
+    const selectors: Selector[] = []
+    if (flags.urn !== undefined) {
+      const regex = globToRegExp(flags.urn)
+      selectors.push({key: 'urn', test: (v) => regex.test(v), text: `urn=${flags.urn}`})
+    }
+    if (flags['trace-id'] !== undefined) selectors.push({key: 'trace_id', test: (v) => v === flags['trace-id'], text: `trace_id=${flags['trace-id']}`})
+    return withBroker(flags.broker, async (adapter) => {
+      const depth = await adapter.count(args.queue)
+      const outcome = await browseQueue(adapter, {queue: args.queue, limit: flags.limit, selectors, scanLimit: flags.scan, validate: true})
+      const result: PeekResult = {queue: args.queue, broker: adapter.displayUrl, depth, scanned: outcome.scanned, messages: outcome.views.map((v) => messageJson(v, {headers: flags.headers}))}
+      if (this.jsonEnabled()) return result
+      const out = new OutputWriter()
+      if (flags.raw) {
+        for (const view of outcome.views) out.write(view.message.body.toString('utf8') + '\n')
+      } else if (flags.jsonl) {
+        let skipped = 0
+        for (const view of outcome.views) {
+          const line = jsonlLine(view)
+          if (line === undefined) skipped++
+          else out.line(line)
+        }
+        if (skipped > 0) this.logToStderr(`skipped ${skipped} poison message${skipped === 1 ? '' : 's'} that are not JSON envelopes (see them with --raw)`)
+      } else if (outcome.views.length > 0) {
+        const now = Date.now()
+        out.line(await renderTable(MESSAGE_HEAD, outcome.views.map((v) => messageRow(v, now))))
+        if (flags.headers) {
+          for (const view of outcome.views) out.line(`#${view.message.position ?? ''} ${view.id ?? ''}\n${JSON.stringify(view.message.headers, null, 2)}`)
+        }
+      }
+      await out.flush()
+      const filtered = selectors.length > 0 ? ` matching ${selectors.map((s) => s.text).join(' and ')} (scanned ${outcome.scanned}${outcome.truncated ? `, stopped at --scan ${flags.scan}` : ''})` : ''
+      this.logToStderr(`${args.queue} on ${adapter.displayUrl}: ${depth} waiting; showing ${outcome.views.length}${filtered}`)
+      if (!adapter.capabilities.truePeek && outcome.scanned > 0) {
+        this.logToStderr(`note: ${adapter.kind} has no true peek; the ${outcome.scanned} message(s) read were returned to their places and are now flagged redelivered`)
+      }
+      return result
+    })
+  }
+}

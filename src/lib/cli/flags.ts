@@ -1,0 +1,15 @@
+import {Flags} from '@oclif/core'
+
+/** Flags several commands share, defined once so their names and help stay identical. */
+export const sharedFlags = {
+  broker: Flags.string({char: 'b', description: 'broker URL, e.g. redis://127.0.0.1:6379 or amqp://guest:guest@localhost (default: $BQ_BROKER, else the embedded sqlite store)', helpGroup: 'BROKER'}),
+  dryRun: Flags.boolean({char: 'n', description: 'show what would happen; change nothing'}),
+  yes: Flags.boolean({char: 'y', description: 'do not ask for confirmation (required when not on a terminal)'}),
+  limit: Flags.integer({char: 'l', description: 'how many messages to show', default: 10, min: 1}),
+  max: Flags.integer({description: 'stop after this many messages (0 = all present at the start)', default: 0, min: 0}),
+  rate: Flags.integer({description: 'at most this many messages per second', min: 1}),
+  select: Flags.string({char: 's', description: 'KEY=GLOB or KEY~REGEX; repeatable, all must match (keys: reason, urn, exception, error, original_queue, lang, id, trace_id, queue, attempts)', multiple: true}),
+  bypass: Flags.boolean({description: 'stamp the bq-replay-bypass header so handlers skip external side effects (brokers with headers)'}),
+  toBroker: Flags.string({description: 'publish to this broker instead of the source broker'}),
+  registry: Flags.string({char: 'r', description: 'babelqueue-registry registry.json with per-URN data schemas'}),
+}

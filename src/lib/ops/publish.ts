@@ -1,0 +1,84 @@
+import type {BrokerAdapter, OutgoingMessage} from '../brokers/adapter.js'
+import {fieldsOf} from '../envelope/envelope.js'
+import {make, MakeError, compactDataText} from '../envelope/make.js'
+import type {Envelope} from '../envelope/envelope.js'
+import {BqError, UsageError} from '../errors.js'
+import type {SchemaRegistry} from '../schema/registry.js'
+
+/** `bq publish`: make canonical envelopes and publish them with durable confirmation. */
+
+export interface PublishOptions {
+  urn: string
+  /** The data object as JSON text (kept token for token). */
+  dataText: string
+  queue: string
+  traceId?: string
+  count: number
+  delayMs?: number
+  registry?: SchemaRegistry
+}
+
+export interface PublishResult {
+  queue: string
+  broker: string
+  dryRun: boolean
+  ids: string[]
+  traceIds: string[]
+  /** The envelopes themselves on a dry run. */
+  envelopes?: unknown[]
+}
+
+const BATCH = 1000
+
+/** Checks the inputs and the data against the registry before anything is sent. */
+export function preparePublish(options: PublishOptions): {dataText: string} {
+  if (options.urn.trim() === '') throw new UsageError('the URN is empty: every message needs one, such as urn:babel:orders:created')
+  if (!Number.isInteger(options.count) || options.count < 1) throw new UsageError('--count must be a positive integer')
+  let dataText: string
+  try {
+    dataText = compactDataText(options.dataText)
+  } catch (error) {
+    if (error instanceof MakeError) throw new UsageError(error.message)
+    throw error
+  }
+  if (options.registry) {
+    const problems = options.registry.check(options.urn, JSON.parse(dataText), '$.data')
+    if (problems === undefined) throw new BqError(`no schema is registered for ${options.urn} in ${options.registry.path}; refusing to publish unchecked data`, {code: 'schema.unregistered'})
+    if (problems.length > 0) {
+      throw new BqError(`data does not match the schema for ${options.urn}: ${problems.map((p) => `${p.path} ${p.message}`).join('; ')}`, {code: 'schema.invalid'})
+    }
+  }
+  return {dataText}
+}
+
+export function buildEnvelopes(options: PublishOptions, dataText: string, count: number): Envelope[] {
+  const envelopes: Envelope[] = []
+  for (let i = 0; i < count; i++) envelopes.push(make(options.urn, dataText, {queue: options.queue, traceId: options.traceId}))
+  return envelopes
+}
+
+export async function publishMessages(adapter: BrokerAdapter | undefined, options: PublishOptions, dryRun: boolean): Promise<PublishResult> {
+  const {dataText} = preparePublish(options)
+  if (options.delayMs !== undefined && adapter && !adapter.capabilities.delay) {
+    throw new UsageError(`${adapter.displayUrl} has no delayed delivery; publish without --delay`)
+  }
+  const result: PublishResult = {queue: options.queue, broker: adapter?.displayUrl ?? '', dryRun, ids: [], traceIds: []}
+  if (dryRun) {
+    const envelopes = buildEnvelopes(options, dataText, Math.min(options.count, 100))
+    result.envelopes = envelopes.map((e) => JSON.parse(e.text))
+    result.ids = envelopes.map((e) => e.id as string)
+    result.traceIds = envelopes.map((e) => e.traceId as string)
+    return result
+  }
+  if (!adapter) throw new Error('publish needs a broker')
+  for (let sent = 0; sent < options.count; sent += BATCH) {
+    const envelopes = buildEnvelopes(options, dataText, Math.min(BATCH, options.count - sent))
+    const outgoing: OutgoingMessage[] = envelopes.map((e) => ({body: e.toBuffer(), fields: fieldsOf(e), delayMs: options.delayMs}))
+    await adapter.publish(options.queue, outgoing)
+    for (const e of envelopes) {
+      result.ids.push(e.id as string)
+      result.traceIds.push(e.traceId as string)
+    }
+  }
+  return result
+}

@@ -1,0 +1,49 @@
+import {compactJson} from '../envelope/json-tree.js'
+import type {MessageView} from '../ops/message-view.js'
+import {formatAge, formatBytes, isoTime} from './table.js'
+
+/** How messages look in tables and JSON, shared by peek and dlq inspect --list. */
+
+export const MESSAGE_HEAD = ['#', 'id', 'urn', 'trace', 'attempts', 'age', 'lang', 'size', 'valid']
+
+export function messageRow(view: MessageView, now = Date.now()): string[] {
+  const created = view.createdAt ?? view.message.enqueuedAt
+  return [
+    view.message.position ?? '',
+    view.id ?? '-',
+    view.urn ?? '-',
+    view.traceId ?? '-',
+    view.attempts === undefined ? '-' : String(view.attempts),
+    formatAge(created === undefined ? undefined : now - created),
+    view.lang ?? '-',
+    formatBytes(view.size),
+    view.decodeError ? 'poison' : view.valid === false ? '✗' : '✓',
+  ]
+}
+
+/** The JSON shape of one message (stable; documented in the README). */
+export function messageJson(view: MessageView, options: {headers?: boolean} = {}): Record<string, unknown> {
+  return {
+    position: view.message.position ?? null,
+    id: view.id ?? null,
+    urn: view.urn ?? null,
+    trace_id: view.traceId ?? null,
+    attempts: view.attempts ?? null,
+    created_at: isoTime(view.createdAt) ?? null,
+    enqueued_at: isoTime(view.message.enqueuedAt) ?? null,
+    lang: view.lang ?? null,
+    size: view.size,
+    valid: view.decodeError ? false : (view.valid ?? null),
+    poison: view.decodeError ?? null,
+    dead_letter: view.deadLetter ?? null,
+    body: view.envelope ? view.envelope.text : view.message.body.toString('base64'),
+    body_encoding: view.envelope ? 'utf8' : 'base64',
+    ...(options.headers ? {headers: view.message.headers} : {}),
+  }
+}
+
+/** One exportable JSONL line: the envelope with insignificant whitespace removed, every token kept. */
+export function jsonlLine(view: MessageView): string | undefined {
+  if (!view.envelope) return undefined
+  return compactJson(view.envelope.text, view.envelope.root)
+}
