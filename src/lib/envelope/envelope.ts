@@ -269,3 +269,15 @@ export function annotate(envelope: Envelope, info: DeadLetterInfo): Envelope {
     append: last ? [] : [['dead_letter', block]],
   })
 }
+
+/**
+ * Returns a copy with a new `meta.id` (for replays that must not be deduplicated as the
+ * original). Only the id's value changes; `trace_id` and every other byte stay.
+ */
+export function withNewId(envelope: Envelope, id: string): Envelope {
+  const meta = envelope.node('meta')
+  const current = meta?.kind === 'object' ? memberOf(meta, 'id') : undefined
+  if (!current) throw new EnvelopeDecodeError('not_object', 'the envelope has no meta.id to replace')
+  const text = envelope.text
+  return decode(text.slice(0, current.value.start) + JSON.stringify(id) + text.slice(current.value.end))
+}

@@ -1,0 +1,90 @@
+import {Args, Flags} from '@oclif/core'
+
+import {BqCommand} from '../../lib/cli/base-command.js'
+import {withBroker} from '../../lib/cli/broker.js'
+import {confirmOrRequireYes} from '../../lib/cli/confirm.js'
+import {dlqName} from '../../lib/cli/dlq-name.js'
+import {sharedFlags} from '../../lib/cli/flags.js'
+import {stopOnInterrupt} from '../../lib/cli/interrupt.js'
+import {openBroker} from '../../lib/brokers/registry.js'
+import {parseSelector} from '../../lib/ops/match.js'
+import {redrive} from '../../lib/ops/redrive.js'
+import type {RedriveItem, RedriveReport} from '../../lib/ops/redrive.js'
+import {exitCodeOf, itemPrinter, summaryLine} from '../../lib/output/redrive-report.js'
+import {OutputWriter} from '../../lib/output/writer.js'
+
+export default class DlqRedrive extends BqCommand {
+  static override summary = 'Move dead-lettered messages back to their queues (or to a sandbox), reset for reprocessing.'
+  static override description = `Each message from <queue>.dlq (or --dlq) is republished to its dead_letter.original_queue (else meta.queue), or to --to, with dead_letter removed and attempts set to 0; every other byte is kept. A message leaves the DLQ only after the target confirmed its copy. Unselected and poison messages stay where they are.
+
+Exit status: 0 when every selected message moved, 3 when some did not, 2 for usage errors, 4 when a broker cannot be reached.`
+  static override aliases = ['redrive']
+  static override examples = [
+    '<%= config.bin %> dlq redrive orders --dry-run',
+    '<%= config.bin %> dlq redrive orders --select reason=failed --select "exception~Timeout" --yes',
+    '<%= config.bin %> dlq redrive orders --to orders.sandbox --bypass --max 100 --rate 50 --yes',
+    '<%= config.bin %> dlq redrive orders -b redis://127.0.0.1:6379 --to-broker amqp://guest:guest@localhost --yes',
+  ]
+  static override args = {queue: Args.string({description: 'the queue whose DLQ to redrive (or the DLQ itself)', required: true})}
+  static override flags = {
+    dlq: Flags.string({description: 'redrive from this dead-letter queue instead of <queue>.dlq'}),
+    to: Flags.string({description: 'send every message to this queue (sandbox routing) instead of its original queue'}),
+    'to-broker': sharedFlags.toBroker,
+    select: sharedFlags.select,
+    max: sharedFlags.max,
+    rate: sharedFlags.rate,
+    bypass: sharedFlags.bypass,
+    'dry-run': sharedFlags.dryRun,
+    yes: sharedFlags.yes,
+    list: Flags.boolean({description: 'print one line per message (dry runs always do)'}),
+    broker: sharedFlags.broker,
+  }
+
+  async run(): Promise<RedriveReport & {items: RedriveItem[]}> {
+    const {args, flags} = await this.parse(DlqRedrive)
+    const dlq = dlqName(args.queue, flags.dlq)
+    const selectors = (flags.select ?? []).map(parseSelector)
+    const json = this.jsonEnabled()
+    return withBroker(flags.broker, async (source) => {
+      const target = flags['to-broker'] ? await openBroker(flags['to-broker']) : source
+      const interrupt = stopOnInterrupt()
+      try {
+        if (flags.bypass && !target.capabilities.headers) {
+          this.warn(`${target.kind} messages carry no headers, so --bypass cannot stamp bq-replay-bypass there (a no-op); route to a sandbox with --to instead`)
+        }
+        if (!flags['dry-run']) {
+          const depth = await source.count(dlq)
+          const where = flags.to ? `to ${flags.to}` : 'to their original queues'
+          const onto = target === source ? '' : ` on ${target.displayUrl}`
+          const question = `Redrive ${flags.max > 0 ? `up to ${flags.max} of ` : ''}${depth} message(s) from ${dlq} on ${source.displayUrl} ${where}${onto}?`
+          if (depth > 0 && !(await confirmOrRequireYes(question, flags.yes))) {
+            this.logToStderr('nothing was changed')
+            return {...emptyReport(dlq, source.displayUrl, target.displayUrl), items: []}
+          }
+        }
+        const out = new OutputWriter()
+        const items: RedriveItem[] = []
+        const print = itemPrinter(out, !json && (flags.list || flags['dry-run']))
+        const report = await redrive({
+          source, target, dlq, toQueue: flags.to, selectors, max: flags.max, rate: flags.rate, bypass: flags.bypass, dryRun: flags['dry-run'],
+          stopRequested: interrupt.requested,
+          onItem: (item) => {
+            if (json) items.push(item)
+            print(item)
+          },
+        })
+        await out.flush()
+        if (!json) this.logToStderr(summaryLine(report, 'moved'))
+        process.exitCode = exitCodeOf(report)
+        return {...report, items}
+      } finally {
+        interrupt.dispose()
+        if (target !== source) await target.close()
+      }
+    })
+  }
+}
+
+function emptyReport(dlq: string, source: string, target: string): RedriveReport {
+  return {dlq, source, target, dry_run: false, counts: {examined: 0, redriven: 0, would_redrive: 0, skipped: 0, poison: 0, failed: 0}, stopped_early: true, stop_reason: 'not confirmed'}
+}

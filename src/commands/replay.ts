@@ -1,0 +1,88 @@
+import {Args, Flags} from '@oclif/core'
+
+import {BqCommand} from '../lib/cli/base-command.js'
+import {withBroker} from '../lib/cli/broker.js'
+import {confirmOrRequireYes} from '../lib/cli/confirm.js'
+import {sharedFlags} from '../lib/cli/flags.js'
+import {stopOnInterrupt} from '../lib/cli/interrupt.js'
+import {openBroker} from '../lib/brokers/registry.js'
+import {UsageError} from '../lib/errors.js'
+import {parseSelector} from '../lib/ops/match.js'
+import type {RedriveItem, RedriveReport} from '../lib/ops/redrive.js'
+import {replay} from '../lib/ops/replay.js'
+import {exitCodeOf, itemPrinter, summaryLine} from '../lib/output/redrive-report.js'
+import {OutputWriter} from '../lib/output/writer.js'
+
+export default class Replay extends BqCommand {
+  static override summary = 'Re-publish envelopes from a JSON or JSONL file (for example a peek --jsonl export).'
+  static override description = `Non-destructive: the file is only read. By default dead-lettered envelopes are reset as in redrive (dead_letter removed, attempts 0); --as-is copies the bytes verbatim (restoring a backup); --new-id mints fresh meta.ids and keeps each trace_id. Each message goes to --to, else its dead_letter.original_queue, else its meta.queue.
+
+Exit status: 0 when every selected message was published, 3 when some were not, 2 for usage errors, 4 when the broker cannot be reached.`
+  static override examples = [
+    '<%= config.bin %> replay export.jsonl --to orders.sandbox --bypass --yes',
+    '<%= config.bin %> replay backup.jsonl --as-is --to orders -b redis://127.0.0.1:6379 --yes',
+    '<%= config.bin %> peek orders.dlq --jsonl | <%= config.bin %> replay - --new-id --select urn=urn:babel:orders:* --dry-run',
+  ]
+  static override args = {file: Args.string({description: 'JSON or JSONL file, or - for stdin', required: true})}
+  static override flags = {
+    to: Flags.string({description: 'publish every message to this queue'}),
+    'to-broker': sharedFlags.toBroker,
+    'as-is': Flags.boolean({description: 'copy bytes verbatim: no reset, no new id', exclusive: ['new-id']}),
+    'new-id': Flags.boolean({description: 'mint a fresh meta.id for each message (trace_id is kept)'}),
+    select: sharedFlags.select,
+    max: sharedFlags.max,
+    rate: sharedFlags.rate,
+    bypass: sharedFlags.bypass,
+    'dry-run': sharedFlags.dryRun,
+    yes: sharedFlags.yes,
+    list: Flags.boolean({description: 'print one line per message (dry runs always do)'}),
+    broker: sharedFlags.broker,
+  }
+
+  async run(): Promise<RedriveReport & {items: RedriveItem[]}> {
+    const {args, flags} = await this.parse(Replay)
+    if (args.file === '-' && !flags.yes && !flags['dry-run']) throw new UsageError('replaying from stdin needs --yes (stdin cannot also answer a confirmation)')
+    const selectors = (flags.select ?? []).map(parseSelector)
+    const json = this.jsonEnabled()
+    const run = async (target: Awaited<ReturnType<typeof openBroker>>) => {
+      if (flags.bypass && !target.capabilities.headers) {
+        this.warn(`${target.kind} messages carry no headers, so --bypass cannot stamp bq-replay-bypass there (a no-op); replay into a sandbox queue with --to instead`)
+      }
+      if (!flags['dry-run'] && args.file !== '-') {
+        const where = flags.to ? `to ${flags.to}` : "to each envelope's own queue"
+        if (!(await confirmOrRequireYes(`Replay ${args.file} ${where} on ${target.displayUrl}?`, flags.yes))) {
+          throw new UsageError('not confirmed; nothing was published')
+        }
+      }
+      const interrupt = stopOnInterrupt()
+      const out = new OutputWriter()
+      const items: RedriveItem[] = []
+      const print = itemPrinter(out, !json && (flags.list || flags['dry-run']))
+      try {
+        const report = await replay({
+          file: args.file, target, toQueue: flags.to, selectors, max: flags.max, rate: flags.rate, bypass: flags.bypass,
+          dryRun: flags['dry-run'], asIs: flags['as-is'], newId: flags['new-id'], stopRequested: interrupt.requested,
+          onItem: (item) => {
+            if (json) items.push(item)
+            print(item)
+          },
+        })
+        await out.flush()
+        if (!json) this.logToStderr(summaryLine(report, 'published'))
+        process.exitCode = exitCodeOf(report)
+        return {...report, items}
+      } finally {
+        interrupt.dispose()
+      }
+    }
+    if (flags['to-broker']) {
+      const target = await openBroker(flags['to-broker'])
+      try {
+        return await run(target)
+      } finally {
+        await target.close()
+      }
+    }
+    return withBroker(flags.broker, run)
+  }
+}

@@ -1,0 +1,258 @@
+/**
+ * A drain over one Redis list K. Reservations move to `K:processing` (the binding's list, so a
+ * crash leaves them where operators and `recover()` look); released messages move to
+ * `K:bq-held` so this run never takes them again; close puts held and un-acked messages back at
+ * K's head in their original order. Every step is a fenced Lua script (see redis-scripts.ts).
+ *
+ * Memory stays bounded: the session keeps the bodies of messages it handed out and has not
+ * settled (the caller holds those anyway) and, for released ones, only their sequence numbers.
+ */
+import type {Redis} from 'ioredis'
+
+import {BqError} from '../errors.js'
+import type {DrainSession, OutgoingMessage, ReservedMessage} from './adapter.js'
+import type {DrainLock} from './redis-lock.js'
+import {ACK, MOVE, RECOVER, RELEASE, RESERVE, RESTORE, runScript, type Script} from './redis-scripts.js'
+import {checkBatch, checkQueue} from './validate.js'
+
+/** Script calls carry at most this many messages or bytes, so no single call stalls Redis. */
+export const SCRIPT_BATCH = 1000
+export const SCRIPT_BYTES = 8 * 1024 * 1024
+/** The most held messages one RESTORE op moves. */
+const HELD_RUN = 10_000
+
+interface Handle {
+  session: RedisDrainSession
+  /** The message's position in K when the drain started (0 = head): its original order. */
+  seq: number
+}
+
+export interface RedisKeys {
+  list: string
+  processing: string
+  held: string
+}
+
+export interface RedisDrainInit {
+  client: Redis
+  queue: string
+  keys: RedisKeys
+  lock: DrainLock
+  /** How many messages this run may take: LLEN at start, capped by `max`. */
+  limit: number
+  prefix: string
+  /** Wraps client errors into BqError/ConnectionError with the redacted URL. */
+  wrap(what: string, error: unknown): Error
+  onClose(session: RedisDrainSession): void
+}
+
+export class RedisDrainSession implements DrainSession {
+  private taken = 0
+  /** Reserved and not yet settled: seq → body. */
+  private readonly inFlight = new Map<number, Buffer>()
+  /** Sequence numbers of the held list's entries, ascending, mirroring its order on the server. */
+  private readonly heldSeqs: number[] = []
+  /** False once the server and this mirror may disagree; close then falls back to recovery order. */
+  private consistent = true
+  private closed = false
+
+  constructor(private readonly init: RedisDrainInit) {}
+
+  async next(max: number): Promise<ReservedMessage[]> {
+    this.checkOpen('next')
+    const want = Math.min(checkBatch(max), this.init.limit - this.taken)
+    if (want <= 0) return []
+    const {keys, lock} = this.init
+    const reply = await this.script(RESERVE, 'reserve messages', [lock.key, keys.list, keys.processing], [want])
+    const bodies = asBuffers(reply)
+    return bodies.map((body) => {
+      const seq = this.taken++
+      this.inFlight.set(seq, body)
+      const handle: Handle = {session: this, seq}
+      return {body, headers: {}, native: {}, position: String(seq), handle}
+    })
+  }
+
+  async ack(messages: ReservedMessage[]): Promise<void> {
+    this.checkOpen('ack')
+    const seqs = this.seqs(messages)
+    for (const chunk of chunks(seqs, (seq) => this.body(seq).length)) {
+      const missing = await this.script(ACK, 'ack messages', [this.init.lock.key, this.init.keys.processing], chunk.map((seq) => this.body(seq)))
+      for (const seq of chunk) this.inFlight.delete(seq)
+      if (missing !== 0) {
+        this.consistent = false
+        throw new BqError(`${String(missing)} acked message(s) were no longer in ${this.init.keys.processing}; another client changed it during the drain`)
+      }
+    }
+  }
+
+  async moveAtomically(sources: ReservedMessage[], targetQueue: string, outgoing: OutgoingMessage[]): Promise<void> {
+    this.checkOpen('move')
+    checkQueue(targetQueue, 'redis')
+    for (const message of outgoing) {
+      if ((message.delayMs ?? 0) > 0) throw new BqError('redis has no delayed delivery')
+    }
+    const seqs = this.seqs(sources)
+    const target = this.init.prefix + targetQueue
+    if (target === this.init.keys.list) throw new BqError(`cannot move messages from ${this.init.queue} to itself`)
+    // One script: the copies land in the target if and only if the sources leave processing.
+    await this.script(MOVE, `move messages to ${targetQueue}`, [this.init.lock.key, this.init.keys.processing, target], [
+      seqs.length,
+      ...seqs.map((seq) => this.body(seq)),
+      ...outgoing.map((message) => message.body),
+    ])
+    for (const seq of seqs) this.inFlight.delete(seq)
+  }
+
+  async release(messages: ReservedMessage[]): Promise<void> {
+    this.checkOpen('release')
+    const seqs = this.seqs(messages)
+    for (const chunk of chunks(seqs, (seq) => this.body(seq).length)) {
+      const args: Array<number | Buffer> = []
+      const mirror = [...this.heldSeqs]
+      for (const seq of chunk) {
+        const at = insertionIndex(mirror, seq)
+        mirror.splice(at, 0, seq)
+        args.push(at, this.body(seq))
+      }
+      const missing = await this.script(RELEASE, 'release messages', [this.init.lock.key, this.init.keys.processing, this.init.keys.held], args)
+      this.heldSeqs.splice(0, this.heldSeqs.length, ...mirror)
+      for (const seq of chunk) this.inFlight.delete(seq)
+      if (missing !== 0) {
+        this.consistent = false
+        throw new BqError(`${String(missing)} released message(s) were no longer in ${this.init.keys.processing}; another client changed it during the drain`)
+      }
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return
+    this.closed = true
+    const {lock} = this.init
+    lock.stopRefreshing()
+    try {
+      if (this.consistent) await this.restoreInOrder()
+      else await recoverAll(this.init.client, this.init.keys, lock.key, lock.token, (what, error) => this.init.wrap(what, error))
+      this.inFlight.clear()
+      this.heldSeqs.length = 0
+      await lock.release().catch((error: unknown) => {
+        throw this.init.wrap('release the drain lock', error)
+      })
+    } finally {
+      this.init.onClose(this)
+    }
+  }
+
+  /** Puts held and un-acked messages back at K's head, last one first, so their order is the original. */
+  private async restoreInOrder(): Promise<void> {
+    const pending = [...this.inFlight.entries()].sort((a, b) => b[0] - a[0])
+    const ops: Array<['H', number] | ['P', Buffer]> = []
+    let h = this.heldSeqs.length - 1
+    let p = 0
+    while (h >= 0 || p < pending.length) {
+      if (p < pending.length && (h < 0 || pending[p][0] > this.heldSeqs[h])) {
+        ops.push(['P', pending[p++][1]])
+        continue
+      }
+      let run = 0
+      while (h >= 0 && run < HELD_RUN && (p >= pending.length || this.heldSeqs[h] > pending[p][0])) {
+        h--
+        run++
+      }
+      ops.push(['H', run])
+    }
+    const {lock, keys} = this.init
+    for (const chunk of chunks(ops, (op) => (op[0] === 'P' ? op[1].length : 16))) {
+      const missing = await this.script(RESTORE, 'return messages to the queue', [lock.key, keys.list, keys.processing, keys.held], chunk.flat())
+      if (missing !== 0) throw new BqError(`${String(missing)} message(s) to return were no longer in ${keys.processing} or ${keys.held}; another client changed them during the drain`)
+    }
+  }
+
+  private body(seq: number): Buffer {
+    const body = this.inFlight.get(seq)
+    if (body === undefined) throw new BqError(`message ${seq} of the drain of ${this.init.queue} was already settled`)
+    return body
+  }
+
+  /** The sequence numbers behind handles this session gave out and has not settled. */
+  private seqs(messages: ReservedMessage[]): number[] {
+    const seqs = messages.map((message) => {
+      const handle = message.handle as Handle | undefined
+      if (handle?.session !== this || !this.inFlight.has(handle.seq)) {
+        throw new BqError(`a message passed to this drain of ${this.init.queue} was not handed out by it, or was already acked or released`)
+      }
+      return handle.seq
+    })
+    if (new Set(seqs).size !== seqs.length) throw new BqError(`the same message was passed twice to one call on the drain of ${this.init.queue}`)
+    return seqs
+  }
+
+  private checkOpen(what: string): void {
+    if (this.closed) throw new BqError(`cannot ${what}: the drain of ${this.init.queue} is closed`)
+  }
+
+  private async script(s: Script, what: string, keys: string[], args: Array<string | Buffer | number>): Promise<unknown> {
+    try {
+      return await runScript(this.init.client, s, keys, [this.init.lock.token, ...args])
+    } catch (error) {
+      // The script may or may not have run (a lost reply): stop trusting the local mirror.
+      this.consistent = false
+      throw this.init.wrap(what, error)
+    }
+  }
+}
+
+/**
+ * Crash recovery: returns everything in processing, then everything held, to K's head, in
+ * chunks so no single script stalls Redis. Call with the lock held.
+ */
+export async function recoverAll(client: Redis, keys: RedisKeys, lockKey: string, token: string, wrap: (what: string, error: unknown) => Error): Promise<number> {
+  let total = 0
+  for (;;) {
+    let moved: unknown
+    try {
+      moved = await runScript(client, RECOVER, [lockKey, keys.list, keys.processing, keys.held], [token, HELD_RUN])
+    } catch (error) {
+      throw wrap('recover reserved messages', error)
+    }
+    const n = Number(moved)
+    total += n
+    if (n < HELD_RUN) return total
+  }
+}
+
+function asBuffers(reply: unknown): Buffer[] {
+  if (!Array.isArray(reply) || !reply.every((item) => Buffer.isBuffer(item))) throw new BqError('unexpected reply from Redis while reserving messages')
+  return reply as Buffer[]
+}
+
+/** The index at which `seq` keeps `sorted` ascending. */
+function insertionIndex(sorted: number[], seq: number): number {
+  let lo = 0
+  let hi = sorted.length
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1
+    if (sorted[mid] < seq) lo = mid + 1
+    else hi = mid
+  }
+  return lo
+}
+
+/** Splits items into script-sized groups by count and bytes. */
+export function chunks<T>(items: T[], size: (item: T) => number): T[][] {
+  const out: T[][] = []
+  let current: T[] = []
+  let bytes = 0
+  for (const item of items) {
+    const itemBytes = size(item)
+    if (current.length > 0 && (current.length >= SCRIPT_BATCH || bytes + itemBytes > SCRIPT_BYTES)) {
+      out.push(current)
+      current = []
+      bytes = 0
+    }
+    current.push(item)
+    bytes += itemBytes
+  }
+  if (current.length > 0) out.push(current)
+  return out
+}

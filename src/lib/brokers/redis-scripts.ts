@@ -1,0 +1,153 @@
+/**
+ * The Lua scripts behind the Redis drain. Each runs atomically on the server, and every one
+ * that touches a drain's lists first checks that the caller still holds the drain lock
+ * (KEYS[1] holds ARGV[1]): a run that lost its lock can change nothing.
+ *
+ * Key layout for a queue list K: `K:processing` (the binding's reservation list), `K:bq-held`
+ * (released messages, kept in original order until the run ends), `K:bq-lock`.
+ */
+import {createHash} from 'node:crypto'
+import type {Redis} from 'ioredis'
+
+export interface Script {
+  source: string
+  sha: string
+}
+
+function script(body: string): Script {
+  const source = body.trim()
+  return {source, sha: createHash('sha1').update(source).digest('hex')}
+}
+
+const FENCE = `
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then
+  return redis.error_reply('BQLOCK drain lock lost')
+end
+`
+
+/** KEYS: lock, K, K:processing. ARGV: token, n. Moves up to n messages from K's head; returns them. */
+export const RESERVE = script(`${FENCE}
+local out = {}
+for i = 1, tonumber(ARGV[2]) do
+  local body = redis.call('LMOVE', KEYS[2], KEYS[3], 'LEFT', 'RIGHT')
+  if not body then break end
+  out[#out + 1] = body
+end
+return out
+`)
+
+/** KEYS: lock, K:processing. ARGV: token, bodies… Removes each; returns how many were not found. */
+export const ACK = script(`${FENCE}
+local missing = 0
+for i = 2, #ARGV do
+  if redis.call('LREM', KEYS[2], 1, ARGV[i]) == 0 then missing = missing + 1 end
+end
+return missing
+`)
+
+/**
+ * KEYS: lock, K:processing, K:bq-held. ARGV: token, then (index, body) pairs. Moves each body
+ * from processing into the held list at `index`, so the held list stays in original order even
+ * when messages are released out of order. Returns how many were not found in processing.
+ */
+export const RELEASE = script(`${FENCE}
+local missing = 0
+for i = 2, #ARGV, 2 do
+  local at = tonumber(ARGV[i])
+  local body = ARGV[i + 1]
+  if redis.call('LREM', KEYS[2], 1, body) == 0 then
+    missing = missing + 1
+  else
+    local len = redis.call('LLEN', KEYS[3])
+    if at >= len then
+      redis.call('RPUSH', KEYS[3], body)
+    else
+      local tail = redis.call('RPOP', KEYS[3], len - at)
+      redis.call('RPUSH', KEYS[3], body)
+      for j = #tail, 1, -1 do redis.call('RPUSH', KEYS[3], tail[j]) end
+    end
+  end
+end
+return missing
+`)
+
+/**
+ * KEYS: lock, K:processing, target list. ARGV: token, n, n source bodies, outgoing bodies…
+ * All or nothing: checks every source is still reserved before changing anything, then pushes
+ * the outgoing copies and removes the sources in the same atomic step.
+ */
+export const MOVE = script(`${FENCE}
+local n = tonumber(ARGV[2])
+local need = {}
+for i = 3, 2 + n do need[ARGV[i]] = (need[ARGV[i]] or 0) + 1 end
+for body, count in pairs(need) do
+  local found = redis.call('LPOS', KEYS[2], body, 'COUNT', count)
+  if #found < count then
+    return redis.error_reply('BQMISSING a message to move is no longer in the processing list')
+  end
+end
+for i = 3, 2 + n do redis.call('LREM', KEYS[2], 1, ARGV[i]) end
+for i = 3 + n, #ARGV do redis.call('RPUSH', KEYS[3], ARGV[i]) end
+return n
+`)
+
+/**
+ * KEYS: lock, K, K:processing, K:bq-held. ARGV: token, then (op, value) pairs, already in
+ * descending original order: ('H', count) moves `count` messages from the held list's tail to
+ * K's head; ('P', body) moves one reserved body from processing to K's head. Pushing the last
+ * message first leaves them at the head of K in their original order. Returns the number of
+ * 'P' bodies not found.
+ */
+export const RESTORE = script(`${FENCE}
+local missing = 0
+for i = 2, #ARGV, 2 do
+  if ARGV[i] == 'H' then
+    for _ = 1, tonumber(ARGV[i + 1]) do
+      if not redis.call('LMOVE', KEYS[4], KEYS[2], 'RIGHT', 'LEFT') then missing = missing + 1 end
+    end
+  else
+    if redis.call('LREM', KEYS[3], -1, ARGV[i + 1]) == 1 then
+      redis.call('LPUSH', KEYS[2], ARGV[i + 1])
+    else
+      missing = missing + 1
+    end
+  end
+end
+return missing
+`)
+
+/**
+ * KEYS: lock, K, K:processing, K:bq-held. ARGV: token, limit. Crash recovery: returns up to
+ * `limit` messages to K's head — all of processing, then all of held — popping each list from
+ * its tail so the result reads held…, processing…, K… (a run releases messages it has already
+ * passed, so held ones come first). Returns how many moved; call again until it returns < limit.
+ */
+export const RECOVER = script(`${FENCE}
+local limit = tonumber(ARGV[2])
+local moved = 0
+while moved < limit and redis.call('LMOVE', KEYS[3], KEYS[2], 'RIGHT', 'LEFT') do moved = moved + 1 end
+while moved < limit and redis.call('LMOVE', KEYS[4], KEYS[2], 'RIGHT', 'LEFT') do moved = moved + 1 end
+return moved
+`)
+
+/** KEYS: lock. ARGV: token, ttl ms. Extends the lock if still ours; 1 or 0. */
+export const LOCK_REFRESH = script(`
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return 0
+`)
+
+/** KEYS: lock. ARGV: token. Deletes the lock if it holds exactly this value; 1 or 0. */
+export const LOCK_DELETE = script(`
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+`)
+
+/** Runs a script by its digest, sending the source once when the server does not know it. */
+export async function runScript(client: Redis, s: Script, keys: string[], args: Array<string | Buffer | number>): Promise<unknown> {
+  try {
+    return await client.callBuffer('EVALSHA', s.sha, keys.length, ...keys, ...args)
+  } catch (error) {
+    if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error
+    return client.callBuffer('EVAL', s.source, keys.length, ...keys, ...args)
+  }
+}

@@ -1,0 +1,217 @@
+import type {BrokerAdapter, DrainSession, OutgoingMessage, ReservedMessage} from '../brokers/adapter.js'
+import {fieldsOf, resetForRedrive} from '../envelope/envelope.js'
+import {describeError} from '../errors.js'
+import {matchesAll} from './match.js'
+import type {Selector} from './match.js'
+import {viewOf} from './message-view.js'
+import type {MessageView} from './message-view.js'
+import {RateLimiter} from './rate.js'
+
+/**
+ * The redrive engine (DESIGN.md, "the rules bq keeps"):
+ * 1. a message leaves the DLQ only after the target durably accepted its copy (or both happen
+ *    in one broker transaction);
+ * 2. the copy is the original with `dead_letter` removed and `attempts` 0, every other byte kept;
+ * 3. dry runs, unselected and poison messages stay on the DLQ, in place where the broker allows;
+ * 4. the DLQ is streamed batch by batch;
+ * 5. every message gets an outcome, and the run reports them.
+ */
+
+export type RedriveOutcome = 'redriven' | 'would_redrive' | 'skipped' | 'poison' | 'failed'
+
+export interface RedriveItem {
+  id: string | null
+  trace_id: string | null
+  urn: string | null
+  reason: string | null
+  target: string | null
+  outcome: RedriveOutcome
+  error?: string
+}
+
+export interface RedriveCounts {
+  examined: number
+  redriven: number
+  would_redrive: number
+  skipped: number
+  poison: number
+  failed: number
+}
+
+export interface RedriveRequest {
+  source: BrokerAdapter
+  dlq: string
+  /** Where copies go; the source broker when absent. */
+  target?: BrokerAdapter
+  /** Sandbox routing: every copy to this queue instead of its original one. */
+  toQueue?: string
+  selectors: Selector[]
+  /** 0 = every message present at the start. */
+  max: number
+  /** Messages per second. */
+  rate?: number
+  bypass: boolean
+  dryRun: boolean
+  batchSize?: number
+  /** Called for every message as its outcome is decided (for --json items and progress). */
+  onItem?: (item: RedriveItem) => void
+  /** Set to stop after the current batch (SIGINT). */
+  stopRequested?: () => boolean
+}
+
+export interface RedriveReport {
+  dlq: string
+  source: string
+  target: string
+  dry_run: boolean
+  counts: RedriveCounts
+  /** The run stopped early (interrupted, or the target failed). */
+  stopped_early: boolean
+  stop_reason?: string
+}
+
+const DEFAULT_BATCH = 500
+
+export async function redrive(request: RedriveRequest): Promise<RedriveReport> {
+  const target = request.target ?? request.source
+  const counts: RedriveCounts = {examined: 0, redriven: 0, would_redrive: 0, skipped: 0, poison: 0, failed: 0}
+  const report: RedriveReport = {dlq: request.dlq, source: request.source.displayUrl, target: target.displayUrl, dry_run: request.dryRun, counts, stopped_early: false}
+  const emit = (view: MessageView, outcome: RedriveOutcome, targetQueue: string | null, error?: string) => {
+    counts[outcome]++
+    request.onItem?.({
+      id: view.id ?? null,
+      trace_id: view.traceId ?? null,
+      urn: view.urn ?? null,
+      reason: view.deadLetter?.reason ?? null,
+      target: targetQueue,
+      outcome,
+      ...(error === undefined ? {} : {error}),
+    })
+  }
+  const planTarget = (view: MessageView): string | undefined => request.toQueue ?? view.deadLetter?.originalQueue ?? view.queue
+
+  if (request.dryRun) {
+    await planOnly(request, (view) => {
+      counts.examined++
+      if (view.decodeError) emit(view, 'poison', null, view.decodeError)
+      else if (!matchesAll(view, request.selectors)) emit(view, 'skipped', null)
+      else {
+        const queue = planTarget(view)
+        if (queue === undefined) emit(view, 'failed', null, 'no original queue recorded: use --to')
+        else emit(view, 'would_redrive', queue)
+      }
+    })
+    return report
+  }
+
+  const limiter = request.rate ? new RateLimiter(request.rate) : undefined
+  const batchSize = Math.max(1, Math.min(request.batchSize ?? DEFAULT_BATCH, request.rate ?? Infinity))
+  const session = await request.source.drain(request.dlq, {max: request.max})
+  const sameBroker = target === request.source
+  try {
+    while (true) {
+      if (request.stopRequested?.()) {
+        report.stopped_early = true
+        report.stop_reason = 'interrupted'
+        break
+      }
+      const batch = await session.next(batchSize)
+      if (batch.length === 0) break
+      const keep: ReservedMessage[] = []
+      const groups = new Map<string, Array<{message: ReservedMessage; view: MessageView; outgoing: OutgoingMessage}>>()
+      for (const message of batch) {
+        counts.examined++
+        const view = viewOf(message, request.source.kind)
+        if (!view.envelope) {
+          keep.push(message)
+          emit(view, 'poison', null, view.decodeError)
+          continue
+        }
+        if (!matchesAll(view, request.selectors)) {
+          keep.push(message)
+          emit(view, 'skipped', null)
+          continue
+        }
+        const queue = planTarget(view)
+        if (queue === undefined) {
+          keep.push(message)
+          emit(view, 'failed', null, 'no original queue recorded: use --to')
+          continue
+        }
+        const reset = resetForRedrive(view.envelope)
+        const group = groups.get(queue) ?? []
+        group.push({message, view, outgoing: {body: reset.toBuffer(), fields: fieldsOf(reset), bypass: request.bypass}})
+        groups.set(queue, group)
+      }
+      if (keep.length > 0) await session.release(keep)
+      for (const [queue, group] of groups) {
+        await limiter?.take(group.length)
+        try {
+          await moveGroup(session, target, sameBroker, queue, group)
+          for (const entry of group) emit(entry.view, 'redriven', queue)
+        } catch (error) {
+          // The copies were not confirmed: the originals stay on the DLQ.
+          await session.release(group.map((entry) => entry.message))
+          const reason = describeError(error)
+          for (const entry of group) emit(entry.view, 'failed', queue, reason)
+          report.stopped_early = true
+          report.stop_reason = `publishing to ${queue} failed: ${reason}`
+        }
+      }
+      if (report.stopped_early) break
+    }
+  } finally {
+    await session.close()
+  }
+  return report
+}
+
+async function moveGroup(
+  session: DrainSession,
+  target: BrokerAdapter,
+  sameBroker: boolean,
+  queue: string,
+  group: Array<{message: ReservedMessage; outgoing: OutgoingMessage}>,
+): Promise<void> {
+  const sources = group.map((entry) => entry.message)
+  const outgoing = group.map((entry) => entry.outgoing)
+  if (sameBroker && session.moveAtomically && target.capabilities.atomicMove) {
+    await session.moveAtomically(sources, queue, outgoing)
+    return
+  }
+  // Publish with confirmation first; only then remove the originals (at-least-once across brokers).
+  await target.publish(queue, outgoing)
+  await session.ack(sources)
+}
+
+/**
+ * A dry run changes nothing: on brokers with a true peek it pages through with browse; on the
+ * others it drains and releases everything, which the broker returns to place on close.
+ */
+async function planOnly(request: RedriveRequest, visit: (view: MessageView) => void): Promise<void> {
+  const {source, dlq} = request
+  const limit = request.max > 0 ? request.max : Infinity
+  let seen = 0
+  if (source.capabilities.truePeek) {
+    const total = request.max > 0 ? request.max : await source.count(dlq)
+    while (seen < total) {
+      const page = await source.browse(dlq, {offset: seen, limit: Math.min(DEFAULT_BATCH, total - seen)})
+      for (const message of page) visit(viewOf(message, source.kind))
+      seen += page.length
+      if (page.length === 0) break
+    }
+    return
+  }
+  const session = await source.drain(dlq, {max: request.max})
+  try {
+    while (seen < limit) {
+      const batch = await session.next(DEFAULT_BATCH)
+      if (batch.length === 0) break
+      for (const message of batch) visit(viewOf(message, source.kind))
+      seen += batch.length
+      await session.release(batch)
+    }
+  } finally {
+    await session.close()
+  }
+}

@@ -1,0 +1,121 @@
+import {randomUUID} from 'node:crypto'
+
+import type {BrokerAdapter, BrokerMessage, OutgoingMessage} from '../brokers/adapter.js'
+import {fieldsOf, resetForRedrive, withNewId} from '../envelope/envelope.js'
+import {describeError} from '../errors.js'
+import {matchesAll} from './match.js'
+import type {Selector} from './match.js'
+import {viewOf} from './message-view.js'
+import type {MessageView} from './message-view.js'
+import {RateLimiter} from './rate.js'
+import {readMessages} from './read-messages.js'
+import type {RedriveCounts, RedriveItem, RedriveOutcome, RedriveReport} from './redrive.js'
+
+/**
+ * `bq replay`: re-publish envelopes from a JSON/JSONL file (a `peek --jsonl` export, a backup)
+ * to a queue, without touching where they came from. Streams the file; publishes each chunk's
+ * messages with confirmation before reading on.
+ */
+export interface ReplayRequest {
+  file: string
+  target: BrokerAdapter
+  toQueue?: string
+  selectors: Selector[]
+  max: number
+  rate?: number
+  bypass: boolean
+  dryRun: boolean
+  /** Copy bytes verbatim: no reset, no new id (restoring a backup). */
+  asIs: boolean
+  /** Mint a fresh meta.id per message, keeping trace_id. */
+  newId: boolean
+  onItem?: (item: RedriveItem) => void
+  stopRequested?: () => boolean
+}
+
+interface Pending {
+  view: MessageView
+  outgoing: OutgoingMessage
+}
+
+export async function replay(request: ReplayRequest): Promise<RedriveReport> {
+  const counts: RedriveCounts = {examined: 0, redriven: 0, would_redrive: 0, skipped: 0, poison: 0, failed: 0}
+  const report: RedriveReport = {dlq: request.file, source: request.file, target: request.target.displayUrl, dry_run: request.dryRun, counts, stopped_early: false}
+  const limiter = request.rate ? new RateLimiter(request.rate) : undefined
+  const emit = (view: MessageView, outcome: RedriveOutcome, target: string | null, error?: string) => {
+    counts[outcome]++
+    request.onItem?.({id: view.id ?? null, trace_id: view.traceId ?? null, urn: view.urn ?? null, reason: view.deadLetter?.reason ?? null, target, outcome, ...(error === undefined ? {} : {error})})
+  }
+  let batch = new Map<string, Pending[]>()
+  let planned = 0
+  const full = () => request.max > 0 && planned >= request.max
+
+  const consider = (body: Buffer, where: string) => {
+    if (full() || report.stopped_early) return
+    counts.examined++
+    const message: BrokerMessage = {body, headers: {}, native: {}, position: where}
+    const view = viewOf(message, 'file')
+    if (!view.envelope) {
+      if (request.asIs && request.toQueue) return queue(view, request.toQueue, {body, fields: null, bypass: request.bypass})
+      return emit(view, 'poison', null, `${where}: ${view.decodeError}`)
+    }
+    if (!matchesAll(view, request.selectors)) return emit(view, 'skipped', null)
+    const target = request.toQueue ?? view.deadLetter?.originalQueue ?? view.queue
+    if (target === undefined) return emit(view, 'failed', null, `${where}: no queue recorded in the envelope: use --to`)
+    let envelope = view.envelope
+    if (!request.asIs) {
+      if (envelope.node('dead_letter') !== undefined) envelope = resetForRedrive(envelope)
+      if (request.newId) envelope = withNewId(envelope, randomUUID())
+    }
+    const replayed = envelope === view.envelope ? view : {...view, id: envelope.id}
+    queue(replayed, target, {body: request.asIs ? body : envelope.toBuffer(), fields: fieldsOf(envelope), bypass: request.bypass})
+  }
+  const queue = (view: MessageView, target: string, outgoing: OutgoingMessage) => {
+    planned++
+    if (request.dryRun) return emit(view, 'would_redrive', target)
+    const list = batch.get(target) ?? []
+    list.push({view, outgoing})
+    batch.set(target, list)
+  }
+  const flush = async () => {
+    const groups = batch
+    batch = new Map()
+    for (const [target, group] of groups) {
+      if (report.stopped_early) {
+        for (const entry of group) emit(entry.view, 'failed', target, 'not sent: the run stopped early')
+        continue
+      }
+      await limiter?.take(group.length)
+      try {
+        await request.target.publish(target, group.map((entry) => entry.outgoing))
+        for (const entry of group) emit(entry.view, 'redriven', target)
+      } catch (error) {
+        const reason = describeError(error)
+        for (const entry of group) emit(entry.view, 'failed', target, reason)
+        report.stopped_early = true
+        report.stop_reason = `publishing to ${target} failed: ${reason}`
+      }
+    }
+    if (request.stopRequested?.() && !report.stopped_early) {
+      report.stopped_early = true
+      report.stop_reason = 'interrupted'
+    }
+  }
+
+  await readMessages(
+    request.file,
+    (message) => {
+      const where = `${message.source}:${message.line}`
+      if (message.readError || message.text === undefined) {
+        counts.examined++
+        counts.poison++
+        request.onItem?.({id: null, trace_id: null, urn: null, reason: null, target: null, outcome: 'poison', error: `${where}: ${message.readError?.message ?? 'unreadable'}`})
+        return
+      }
+      consider(Buffer.from(message.text, 'utf8'), where)
+    },
+    {afterChunk: flush},
+  )
+  await flush()
+  return report
+}

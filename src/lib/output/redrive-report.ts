@@ -1,0 +1,41 @@
+import {ExitCode} from '../errors.js'
+import type {RedriveItem, RedriveReport} from '../ops/redrive.js'
+import type {OutputWriter} from './writer.js'
+
+/** Human lines for redrive and replay: one per message (when asked), then the counts. */
+
+const LABEL: Record<RedriveItem['outcome'], string> = {
+  redriven: 'moved',
+  would_redrive: 'would move',
+  skipped: 'skipped',
+  poison: 'poison (left)',
+  failed: 'FAILED',
+}
+
+export function itemLine(item: RedriveItem): string {
+  const arrow = item.target ? ` -> ${item.target}` : ''
+  const why = item.error ? `  (${item.error})` : ''
+  return [LABEL[item.outcome], item.id ?? '-', item.urn ?? '-', item.reason ? `reason=${item.reason}` : ''].filter(Boolean).join('\t') + arrow + why
+}
+
+export function summaryLine(report: RedriveReport, verb: string): string {
+  const c = report.counts
+  const parts = report.dry_run ? [`${c.would_redrive} would be ${verb}`] : [`${c.redriven} ${verb}`]
+  parts.push(`${c.skipped} not selected`, `${c.poison} poison`, `${c.failed} failed`)
+  const stop = report.stopped_early ? `; stopped early: ${report.stop_reason}` : ''
+  return `${report.dry_run ? 'dry run: ' : ''}${c.examined} examined: ${parts.join(', ')}${stop}`
+}
+
+/** Writes item lines as they come, when listing is on. */
+export function itemPrinter(out: OutputWriter, enabled: boolean): (item: RedriveItem) => void {
+  return (item) => {
+    if (enabled) out.line(itemLine(item))
+  }
+}
+
+/** 0 when every selected message moved; 3 (partial) when any did not; 130 when interrupted. */
+export function exitCodeOf(report: RedriveReport): number {
+  if (report.stop_reason === 'interrupted') return ExitCode.interrupted
+  if (report.counts.failed > 0 || report.stopped_early) return ExitCode.partial
+  return ExitCode.ok
+}
