@@ -197,7 +197,11 @@ class MessageSplitter {
       this.emit({source: this.source, line, readError: {code: 'input.too_large', message: `a single JSON document larger than ${MAX_DOCUMENT_BYTES / 1024 / 1024} MiB (use JSONL for big inputs)`}})
       return
     }
-    const bytes = Buffer.concat(this.documentParts)
+    // The file's final line break is the file's, not the message's.
+    let bytes = Buffer.concat(this.documentParts)
+    let end = bytes.length
+    while (end > 0 && (bytes[end - 1] === 10 || bytes[end - 1] === 13)) end--
+    bytes = bytes.subarray(0, end)
     this.documentParts = []
     if (!isUtf8(bytes)) {
       this.emit({source: this.source, line, readError: {code: 'encoding.not_utf8', message: 'not valid UTF-8'}})

@@ -1,0 +1,27 @@
+import {Args, Flags} from '@oclif/core'
+
+import {BqCommand} from '../../lib/cli/base-command.js'
+import {withBroker} from '../../lib/cli/broker.js'
+import {dlqName} from '../../lib/cli/dlq-name.js'
+import {sharedFlags} from '../../lib/cli/flags.js'
+
+export default class DlqRecover extends BqCommand {
+  static override summary = 'Return messages a crashed redrive left in staging to the dead-letter queue.'
+  static override description = `A redrive that was killed mid-run leaves the messages it had taken in a recoverable place: on Redis the <dlq>:processing and <dlq>:bq-held lists, in the embedded store rows reserved by a dead process. The next redrive recovers them by itself; this command does it now. Brokers that return unacknowledged messages themselves (RabbitMQ) have nothing to recover.`
+  static override examples = ['<%= config.bin %> dlq recover orders', '<%= config.bin %> dlq recover orders -b redis://127.0.0.1:6379']
+  static override args = {queue: Args.string({description: 'the queue whose DLQ to recover (or the DLQ itself)', required: true})}
+  static override flags = {
+    dlq: Flags.string({description: 'recover this dead-letter queue instead of <queue>.dlq'}),
+    broker: sharedFlags.broker,
+  }
+
+  async run(): Promise<{dlq: string; broker: string; recovered: number}> {
+    const {args, flags} = await this.parse(DlqRecover)
+    const dlq = dlqName(args.queue, flags.dlq)
+    return withBroker(flags.broker, async (adapter) => {
+      const recovered = await adapter.recover(dlq)
+      if (!this.jsonEnabled()) this.log(`${recovered} message${recovered === 1 ? '' : 's'} returned to ${dlq} on ${adapter.displayUrl}`)
+      return {dlq, broker: adapter.displayUrl, recovered}
+    })
+  }
+}

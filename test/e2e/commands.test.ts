@@ -1,0 +1,285 @@
+/**
+ * Every operator command end to end through bin/run.js, on the embedded store, Redis and
+ * RabbitMQ. Each test uses its own queue names. Under CI=true a missing broker fails.
+ */
+import {after, before, describe, test} from 'node:test'
+import type {TestContext} from 'node:test'
+import assert from 'node:assert/strict'
+import {mkdtempSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import path from 'node:path'
+
+import {decode, resetForRedrive} from '../../src/lib/envelope/index.js'
+import {requireBroker, uniqueQueue} from '../support/brokers.js'
+import {hasStackTrace, runBq} from '../support/cli.js'
+import {repoRoot} from '../support/conformance.js'
+
+const redisUrl = process.env.BQ_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379/0'
+const amqpUrl = process.env.BQ_TEST_AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672'
+const exampleDlq = readFileSync(path.join(repoRoot, 'examples', 'orders.dlq.jsonl'), 'utf8')
+const registry = path.join(repoRoot, 'examples', 'registry.json')
+
+let workDir: string
+before(() => {
+  workDir = mkdtempSync(path.join(tmpdir(), 'bq-e2e-'))
+})
+after(() => rmSync(workDir, {recursive: true, force: true}))
+
+interface BrokerCase {
+  name: string
+  url: () => string
+  available: (t: TestContext) => Promise<boolean>
+  truePeek: boolean
+  headers: boolean
+  delay: boolean
+}
+
+const brokers: BrokerCase[] = [
+  {name: 'embedded sqlite', url: () => `sqlite://${path.join(workDir, 'queues.db')}`, available: async () => true, truePeek: true, headers: true, delay: true},
+  {name: 'redis', url: () => redisUrl, available: (t) => requireBroker(t, 'Redis', new URL(redisUrl).hostname, Number(new URL(redisUrl).port || 6379)), truePeek: true, headers: false, delay: false},
+  {name: 'rabbitmq', url: () => amqpUrl, available: (t) => requireBroker(t, 'RabbitMQ', new URL(amqpUrl).hostname, Number(new URL(amqpUrl).port || 5672)), truePeek: false, headers: true, delay: false},
+]
+
+/** The example DLQ export rewritten so its original queue is this test's own queue. */
+function dlqExport(queue: string, extraLines: string[] = []): string {
+  const file = path.join(workDir, `${queue}.jsonl`)
+  writeFileSync(file, exampleDlq.replaceAll('"original_queue":"orders"', `"original_queue":"${queue}"`) + extraLines.join('\n') + (extraLines.length ? '\n' : ''))
+  return file
+}
+
+async function json(args: string[]): Promise<Record<string, unknown>> {
+  const result = await runBq([...args, '--json'])
+  assert.ok(!hasStackTrace(result.stderr), result.stderr)
+  try {
+    return JSON.parse(result.stdout)
+  } catch {
+    throw new Error(`not JSON (exit ${result.code}): ${result.stdout}\n${result.stderr}`)
+  }
+}
+
+/** Every body in a queue, exactly as stored (via peek --json, which base64-encodes non-envelopes). */
+async function rawBodies(url: string, queue: string): Promise<string[]> {
+  const peek = await json(['peek', queue, '-b', url, '--limit', '1000'])
+  return (peek.messages as Array<{body: string; body_encoding: string}>).map((m) => (m.body_encoding === 'base64' ? Buffer.from(m.body, 'base64').toString('utf8') : m.body))
+}
+
+async function depth(url: string, queue: string): Promise<number> {
+  return (await json(['peek', queue, '-b', url, '--limit', '1'])).depth as number
+}
+
+for (const broker of brokers) {
+  describe(`commands on ${broker.name}`, () => {
+    test('publish prints ids; peek shows them; --jsonl exports envelopes', async (t) => {
+      if (!(await broker.available(t))) return
+      const queue = uniqueQueue('pub')
+      const published = await runBq(['publish', 'urn:babel:orders:created', '-d', '{"order_id":1042,"amount":99.90,"big":9007199254740993}', '-q', queue, '--count', '3', '-b', broker.url()])
+      assert.equal(published.code, 0, published.stderr)
+      const ids = published.stdout.trim().split('\n')
+      assert.equal(ids.length, 3)
+      const peek = await json(['peek', queue, '-b', broker.url()])
+      assert.equal(peek.depth, 3)
+      const messages = peek.messages as Array<Record<string, unknown>>
+      assert.deepEqual(messages.map((m) => m.id), ids)
+      for (const m of messages) {
+        assert.equal(m.urn, 'urn:babel:orders:created')
+        assert.equal(m.valid, true)
+        assert.equal(m.attempts, 0)
+        assert.match(m.body as string, /"data":\{"order_id":1042,"amount":99\.90,"big":9007199254740993\}/)
+      }
+      const jsonl = await runBq(['peek', queue, '-b', broker.url(), '--jsonl'])
+      const lines = jsonl.stdout.trim().split('\n')
+      assert.equal(lines.length, 3)
+      assert.deepEqual(lines.map((l) => decode(l).id), ids)
+      // Peek leaves the queue as it was.
+      assert.equal(await depth(broker.url(), queue), 3)
+      const table = await runBq(['peek', queue, '-b', broker.url(), '--limit', '2'])
+      assert.match(table.stdout, /^#\tid\turn\ttrace\tattempts\tage\tlang\tsize\tvalid$/m)
+      assert.equal(table.stdout.trim().split('\n').length, 3)
+      if (!broker.truePeek) assert.match(table.stderr, /no true peek/)
+    })
+
+    test('peek filters by URN glob and trace id', async (t) => {
+      if (!(await broker.available(t))) return
+      const queue = uniqueQueue('filter')
+      await runBq(['publish', 'urn:babel:orders:created', '-q', queue, '-b', broker.url(), '--count', '2'])
+      const traced = await runBq(['publish', 'urn:babel:billing:paid', '-q', queue, '-b', broker.url(), '--trace-id', '7b3f9c2a-e41d-4f88-9b2a-1c0d5e6f7a8b'])
+      const byUrn = await json(['peek', queue, '-b', broker.url(), '--urn', 'urn:babel:orders:*'])
+      assert.equal((byUrn.messages as unknown[]).length, 2)
+      const byTrace = await json(['peek', queue, '-b', broker.url(), '--trace-id', '7b3f9c2a-e41d-4f88-9b2a-1c0d5e6f7a8b'])
+      assert.deepEqual((byTrace.messages as Array<{id: string}>).map((m) => m.id), [traced.stdout.trim()])
+    })
+
+    test('publish --dry-run sends nothing; --registry refuses bad data; --delay where supported', async (t) => {
+      if (!(await broker.available(t))) return
+      const queue = uniqueQueue('dry')
+      const dry = await runBq(['publish', 'urn:babel:orders:created', '-d', '{"order_id":1}', '-q', queue, '--dry-run', '-b', broker.url()])
+      assert.equal(dry.code, 0)
+      assert.equal(JSON.parse(dry.stdout).meta.queue, queue)
+      const bad = await runBq(['publish', 'urn:babel:orders:created', '-d', '{"order_id":0}', '-q', queue, '--registry', registry, '-b', broker.url()])
+      assert.equal(bad.code, 1)
+      assert.match(bad.stderr, /does not match the schema/)
+      assert.equal(await depth(broker.url(), queue), 0)
+      const delayed = await runBq(['publish', 'urn:babel:orders:created', '-q', queue, '--delay', '60000', '-b', broker.url()])
+      if (broker.delay) {
+        assert.equal(delayed.code, 0, delayed.stderr)
+        assert.equal(await depth(broker.url(), queue), 0, 'a delayed message is not visible yet')
+      } else {
+        assert.equal(delayed.code, 2)
+        assert.match(delayed.stderr, /no delayed delivery/)
+      }
+    })
+
+    test('dlq inspect groups by reason, URN, exception and original queue; poison is its own group', async (t) => {
+      if (!(await broker.available(t))) return
+      const queue = uniqueQueue('inspect')
+      const file = dlqExport(queue)
+      const seeded = await runBq(['replay', file, '--as-is', '--to', `${queue}.dlq`, '--yes', '-b', broker.url()])
+      assert.equal(seeded.code, 0, seeded.stderr)
+      const poison = path.join(workDir, `${queue}.poison`)
+      writeFileSync(poison, 'this is not json\n')
+      assert.equal((await runBq(['replay', poison, '--as-is', '--to', `${queue}.dlq`, '--yes', '-b', broker.url()])).code, 0)
+      const report = await json(['dlq', 'inspect', queue, '-b', broker.url()])
+      assert.equal(report.depth, 5)
+      const groups = report.groups as Array<{key: Record<string, string>; count: number; poison: boolean; oldest_failed_at: number | null}>
+      assert.equal(groups.reduce((sum, g) => sum + g.count, 0), 5)
+      assert.equal(groups.filter((g) => g.poison).length, 1)
+      const timeouts = groups.find((g) => g.key.exception === 'App\\Exceptions\\GatewayTimeout')
+      assert.deepEqual(timeouts?.key, {reason: 'failed', urn: 'urn:babel:orders:created', exception: 'App\\Exceptions\\GatewayTimeout', original_queue: queue})
+      assert.equal(timeouts?.oldest_failed_at, 1764489660000)
+      const byReason = await json(['inspect-dlq', queue, '-b', broker.url(), '--group-by', 'reason'])
+      assert.deepEqual((byReason.groups as Array<{key: Record<string, string>; count: number}>).filter((g) => g.key.reason).map((g) => [g.key.reason, g.count]), [['failed', 3], ['unknown_urn', 1]])
+      const listed = await json(['dlq', 'inspect', queue, '-b', broker.url(), '--list'])
+      assert.equal((listed.messages as unknown[]).length, 5)
+      assert.equal(await depth(broker.url(), `${queue}.dlq`), 5, 'inspect consumed nothing')
+    })
+
+    test('dlq redrive: dry run changes nothing; --yes needed; selected move byte-exact; the rest stay in order', async (t) => {
+      if (!(await broker.available(t))) return
+      const queue = uniqueQueue('redrive')
+      const dlq = `${queue}.dlq`
+      await runBq(['replay', dlqExport(queue), '--as-is', '--to', dlq, '--yes', '-b', broker.url()])
+      const poison = path.join(workDir, `${queue}.poison`)
+      writeFileSync(poison, '{"broken": \n')
+      await runBq(['replay', poison, '--as-is', '--to', dlq, '--yes', '-b', broker.url()])
+      const before = await rawBodies(broker.url(), dlq)
+      assert.equal(before.length, 5)
+
+      const dry = await runBq(['dlq', 'redrive', queue, '--dry-run', '-b', broker.url()])
+      assert.equal(dry.code, 0, dry.stderr)
+      assert.match(dry.stdout, /would move\t4a1f9c2e-7b3d-4e6a-8f10-2c4d6e8fa001\turn:babel:orders:created\treason=failed -> /)
+      assert.match(dry.stderr, /dry run: 5 examined: 4 would be moved, 0 not selected, 1 poison, 0 failed/)
+      assert.deepEqual(await rawBodies(broker.url(), dlq), before)
+
+      const refused = await runBq(['dlq', 'redrive', queue, '-b', broker.url()])
+      assert.equal(refused.code, 2)
+      assert.match(refused.stderr, /add --yes/)
+      assert.deepEqual(await rawBodies(broker.url(), dlq), before)
+
+      const run = await json(['dlq', 'redrive', queue, '--select', 'reason=failed', '--select', 'exception~Timeout', '--yes', '-b', broker.url()])
+      assert.deepEqual(run.counts, {examined: 5, redriven: 2, would_redrive: 0, skipped: 2, poison: 1, failed: 0})
+      const items = run.items as Array<Record<string, unknown>>
+      assert.deepEqual(items.filter((i) => i.outcome === 'redriven').map((i) => [i.id, i.reason, i.target]), [
+        ['4a1f9c2e-7b3d-4e6a-8f10-2c4d6e8fa001', 'failed', queue],
+        ['4a1f9c2e-7b3d-4e6a-8f10-2c4d6e8fa002', 'failed', queue],
+      ])
+      // The target holds the originals with only dead_letter removed and attempts 0.
+      const expected = before.slice(0, 2).map((body) => resetForRedrive(decode(body)).text)
+      assert.deepEqual(await rawBodies(broker.url(), queue), expected)
+      assert.match(expected[1], /"amount_cents":9007199254740993/)
+      // Unselected and poison stay, in their original order.
+      assert.deepEqual(await rawBodies(broker.url(), dlq), before.slice(2))
+    })
+
+    test('dlq redrive --to sandbox, --max, --rate, and the redrive alias', async (t) => {
+      if (!(await broker.available(t))) return
+      const queue = uniqueQueue('sandbox')
+      await runBq(['replay', dlqExport(queue), '--as-is', '--to', `${queue}.dlq`, '--yes', '-b', broker.url()])
+      const first = await json(['redrive', queue, '--to', `${queue}.sandbox`, '--max', '1', '--yes', '-b', broker.url()])
+      assert.equal((first.counts as {redriven: number}).redriven, 1)
+      const rest = await json(['dlq', 'redrive', queue, '--to', `${queue}.sandbox`, '--rate', '20', '--yes', '-b', broker.url()])
+      assert.equal((rest.counts as {redriven: number}).redriven, 3)
+      assert.equal(await depth(broker.url(), `${queue}.sandbox`), 4)
+      assert.equal(await depth(broker.url(), `${queue}.dlq`), 0)
+      assert.equal(await depth(broker.url(), queue), 0)
+    })
+
+    test('--bypass stamps bq-replay-bypass where the broker has headers, and warns where not', async (t) => {
+      if (!(await broker.available(t))) return
+      const queue = uniqueQueue('bypass')
+      await runBq(['replay', dlqExport(queue), '--as-is', '--to', `${queue}.dlq`, '--yes', '-b', broker.url(), '--max', '1'])
+      const result = await runBq(['dlq', 'redrive', queue, '--bypass', '--yes', '-b', broker.url()])
+      assert.equal(result.code, 0, result.stderr)
+      const peek = await json(['peek', queue, '-b', broker.url(), '--headers'])
+      const headers = (peek.messages as Array<{headers: Record<string, unknown>}>)[0].headers
+      if (broker.headers) {
+        assert.equal(JSON.stringify(headers).includes('bq-replay-bypass'), true, JSON.stringify(headers))
+      } else {
+        assert.match(result.stderr, /no-op/)
+      }
+    })
+
+    test('replay: resets dead-lettered envelopes, --new-id keeps the trace, --as-is keeps the bytes', async (t) => {
+      if (!(await broker.available(t))) return
+      const queue = uniqueQueue('replay')
+      const file = dlqExport(queue)
+      const lines = readFileSync(file, 'utf8').trim().split('\n')
+      const dry = await runBq(['replay', file, '--to', `${queue}.a`, '--dry-run', '-b', broker.url()])
+      assert.equal(dry.code, 0)
+      assert.equal(await depth(broker.url(), `${queue}.a`), 0)
+      assert.equal((await runBq(['replay', file, '--to', `${queue}.a`, '--yes', '-b', broker.url()])).code, 0)
+      assert.deepEqual(await rawBodies(broker.url(), `${queue}.a`), lines.map((l) => resetForRedrive(decode(l)).text))
+      assert.equal((await runBq(['replay', file, '--to', `${queue}.b`, '--new-id', '--select', 'reason=unknown_urn', '--yes', '-b', broker.url()])).code, 0)
+      const renewed = (await rawBodies(broker.url(), `${queue}.b`)).map((b) => decode(b))
+      assert.equal(renewed.length, 1)
+      assert.notEqual(renewed[0].id, '4a1f9c2e-7b3d-4e6a-8f10-2c4d6e8fa003')
+      assert.equal(renewed[0].traceId, '2d8e5f3a-4f6c-4a0d-9e3f-5a7b9c1d3e4f')
+      assert.equal((await runBq(['replay', file, '--to', `${queue}.c`, '--as-is', '--yes', '-b', broker.url()])).code, 0)
+      assert.deepEqual(await rawBodies(broker.url(), `${queue}.c`), lines)
+      const stdin = await runBq(['replay', '-', '--to', `${queue}.d`, '--yes', '-b', broker.url()], {stdin: lines[0]})
+      assert.equal(stdin.code, 0, stdin.stderr)
+      assert.equal(await depth(broker.url(), `${queue}.d`), 1)
+    })
+  })
+}
+
+describe('across brokers and on failure', () => {
+  test('redrive from the embedded store into Redis, and from Redis into RabbitMQ', async (t) => {
+    if (!(await brokers[1].available(t)) || !(await brokers[2].available(t))) return
+    const sqlite = brokers[0].url()
+    const queue = uniqueQueue('cross')
+    await runBq(['replay', dlqExport(queue), '--as-is', '--to', `${queue}.dlq`, '--yes', '-b', sqlite])
+    const toRedis = await json(['dlq', 'redrive', queue, '--select', 'reason=failed', '--yes', '-b', sqlite, '--to-broker', redisUrl])
+    assert.equal((toRedis.counts as {redriven: number}).redriven, 3)
+    assert.equal(toRedis.target, redisUrl)
+    assert.equal(await depth(redisUrl, queue), 3)
+    assert.equal(await depth(sqlite, `${queue}.dlq`), 1)
+    const redisQueue = uniqueQueue('cross2')
+    await runBq(['replay', dlqExport(redisQueue), '--as-is', '--to', `${redisQueue}.dlq`, '--yes', '-b', redisUrl])
+    const toRabbit = await json(['dlq', 'redrive', redisQueue, '--yes', '-b', redisUrl, '--to-broker', amqpUrl])
+    assert.equal((toRabbit.counts as {redriven: number}).redriven, 4)
+    assert.equal(toRabbit.target, 'amqp://guest:***@127.0.0.1:5672')
+    assert.equal(await depth(amqpUrl, redisQueue), 4)
+    assert.equal(await depth(redisUrl, `${redisQueue}.dlq`), 0)
+  })
+
+  test('an unreachable target leaves every message on the DLQ and exits 3', async () => {
+    const sqlite = brokers[0].url()
+    const queue = uniqueQueue('down')
+    await runBq(['replay', dlqExport(queue), '--as-is', '--to', `${queue}.dlq`, '--yes', '-b', sqlite])
+    const before = await rawBodies(sqlite, `${queue}.dlq`)
+    const result = await runBq(['dlq', 'redrive', queue, '--yes', '-b', sqlite, '--to-broker', 'amqp://guest:secret@127.0.0.1:1'])
+    assert.equal(result.code, 4, result.stderr)
+    assert.ok(!result.stderr.includes('secret'))
+    assert.deepEqual(await rawBodies(sqlite, `${queue}.dlq`), before)
+  })
+
+  test('an unreachable broker is exit 4 with the password redacted', async () => {
+    const result = await runBq(['peek', 'orders', '-b', 'redis://:hunter2@127.0.0.1:1'])
+    assert.equal(result.code, 4)
+    assert.match(result.stderr, /^Error: cannot connect to redis:\/\/:\*\*\*@127\.0\.0\.1:1/)
+    assert.ok(!result.stderr.includes('hunter2'))
+    assert.ok(!hasStackTrace(result.stderr))
+    const unknown = await runBq(['peek', 'orders', '-b', 'ftp://x'])
+    assert.equal(unknown.code, 2)
+  })
+})
