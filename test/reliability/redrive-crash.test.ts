@@ -1,0 +1,152 @@
+/**
+ * SIGKILL during redrive: the CLI is killed at a random moment while moving 20,000 messages,
+ * then recovered the documented way (`bq dlq recover`, which the next redrive also does by
+ * itself). Every meta.id must still exist: exactly once where the move is atomic (embedded
+ * store, Redis), at least once where the broker only allows at-least-once (RabbitMQ) — never zero.
+ *
+ * BQ_CRASH_TRIALS (default 20) and BQ_CRASH_MESSAGES (default 20000) scale it.
+ */
+import {after, before, describe, test} from 'node:test'
+import type {TestContext} from 'node:test'
+import assert from 'node:assert/strict'
+import {spawn} from 'node:child_process'
+import {mkdtempSync, rmSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import path from 'node:path'
+
+import type {BrokerAdapter} from '../../src/lib/brokers/adapter.js'
+import {openBroker} from '../../src/lib/brokers/registry.js'
+import {annotate, decode, fieldsOf, make} from '../../src/lib/envelope/index.js'
+import {requireBroker, uniqueQueue} from '../support/brokers.js'
+import {binRun, runBq} from '../support/cli.js'
+
+const trials = Number(process.env.BQ_CRASH_TRIALS ?? 20)
+const messages = Number(process.env.BQ_CRASH_MESSAGES ?? 20_000)
+const redisUrl = process.env.BQ_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379/0'
+const amqpUrl = process.env.BQ_TEST_AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672'
+
+let workDir: string
+before(() => {
+  workDir = mkdtempSync(path.join(tmpdir(), 'bq-crash-'))
+})
+after(() => rmSync(workDir, {recursive: true, force: true}))
+
+interface Case {
+  name: string
+  url: () => string
+  exactlyOnce: boolean
+  available: (t: TestContext) => Promise<boolean>
+}
+
+const cases: Case[] = [
+  {name: 'embedded sqlite', url: () => `sqlite://${path.join(workDir, 'crash.db')}`, exactlyOnce: true, available: async () => true},
+  {name: 'redis', url: () => redisUrl, exactlyOnce: true, available: (t) => requireBroker(t, 'Redis', '127.0.0.1', Number(new URL(redisUrl).port || 6379))},
+  {name: 'rabbitmq', url: () => amqpUrl, exactlyOnce: false, available: (t) => requireBroker(t, 'RabbitMQ', '127.0.0.1', Number(new URL(amqpUrl).port || 5672))},
+]
+
+async function seed(adapter: BrokerAdapter, queue: string, count: number): Promise<Set<string>> {
+  const ids = new Set<string>()
+  for (let start = 0; start < count; start += 1000) {
+    const batch = []
+    for (let i = start; i < Math.min(count, start + 1000); i++) {
+      const envelope = annotate(make('urn:babel:orders:created', `{"order_id":${i + 1},"amount":99.90}`, {queue}), {reason: 'failed', originalQueue: queue, error: 'boom', failedAt: 1749132730000, attempts: 3})
+      ids.add(envelope.id as string)
+      batch.push({body: envelope.toBuffer(), fields: fieldsOf(envelope)})
+    }
+    await adapter.publish(`${queue}.dlq`, batch)
+  }
+  return ids
+}
+
+/** How many times each meta.id appears across the queues. */
+async function census(adapter: BrokerAdapter, queues: string[]): Promise<Map<string, number>> {
+  const seen = new Map<string, number>()
+  for (const queue of queues) {
+    const total = await adapter.count(queue)
+    const page = 2000
+    if (adapter.capabilities.truePeek) {
+      for (let offset = 0; offset < total; offset += page) {
+        for (const message of await adapter.browse(queue, {offset, limit: page})) count(seen, message.body)
+      }
+    } else {
+      for (const message of await adapter.browse(queue, {limit: total + 10})) count(seen, message.body)
+    }
+  }
+  return seen
+}
+
+function count(seen: Map<string, number>, body: Buffer) {
+  const id = decode(body).id as string
+  seen.set(id, (seen.get(id) ?? 0) + 1)
+}
+
+/** Runs a redrive and SIGKILLs it after `killAfterMs` (undefined: let it finish). Resolves to its duration. */
+function redriveAndKill(url: string, queue: string, killAfterMs?: number): Promise<{ms: number; killed: boolean}> {
+  return new Promise((resolve, reject) => {
+    const started = Date.now()
+    const child = spawn(process.execPath, [binRun, 'dlq', 'redrive', queue, '--yes', '-b', url], {stdio: ['ignore', 'ignore', 'pipe']})
+    let stderr = ''
+    child.stderr.on('data', (chunk) => (stderr += chunk))
+    const timer = killAfterMs === undefined ? undefined : setTimeout(() => child.kill('SIGKILL'), killAfterMs)
+    child.on('error', reject)
+    child.on('close', (code, signal) => {
+      if (timer) clearTimeout(timer)
+      if (signal === null && code !== 0) reject(new Error(`redrive exited ${code}: ${stderr}`))
+      else resolve({ms: Date.now() - started, killed: signal === 'SIGKILL'})
+    })
+  })
+}
+
+for (const c of cases) {
+  describe(`SIGKILL during redrive on ${c.name}`, () => {
+    test(`${trials} trials of ${messages} messages: every meta.id survives`, {timeout: 3_600_000}, async (t) => {
+      if (!(await c.available(t))) return
+      const adapter = await openBroker(c.url())
+      try {
+        let fullRunMs = 0
+        let killedMidRun = 0
+        for (let trial = 0; trial <= trials; trial++) {
+          const queue = uniqueQueue(`crash${trial}`)
+          const ids = await seed(adapter, queue, messages)
+          // Trial 0 runs to completion to learn how long a run takes; the others are killed inside that window.
+          const killAt = trial === 0 ? undefined : Math.round(fullRunMs * (0.15 + Math.random() * 0.8))
+          const run = await redriveAndKill(c.url(), queue, killAt)
+          if (trial === 0) fullRunMs = run.ms
+          if (run.killed) killedMidRun++
+          const recovered = await runBq(['dlq', 'recover', queue, '-b', c.url()])
+          assert.equal(recovered.code, 0, recovered.stderr)
+          const seen = await census(adapter, [`${queue}.dlq`, queue])
+          const missing = [...ids].filter((id) => !seen.has(id))
+          assert.deepEqual(missing.slice(0, 5), [], `trial ${trial}: ${missing.length} meta.id(s) lost`)
+          if (c.exactlyOnce) {
+            const doubled = [...seen].filter(([, n]) => n > 1)
+            assert.deepEqual(doubled.slice(0, 5), [], `trial ${trial}: ${doubled.length} meta.id(s) duplicated`)
+          }
+          assert.equal([...seen.keys()].filter((id) => !ids.has(id)).length, 0, 'no foreign messages')
+          if (trial === 0) assert.equal(await adapter.count(`${queue}.dlq`), 0, 'a full run empties the DLQ')
+          await drainAway(adapter, [`${queue}.dlq`, queue])
+        }
+        t.diagnostic(`${c.name}: full run of ${messages} took ${fullRunMs} ms; ${killedMidRun}/${trials} trials killed mid-run`)
+        assert.ok(killedMidRun >= Math.ceil(trials / 2), `only ${killedMidRun} of ${trials} kills landed mid-run`)
+      } finally {
+        await adapter.close()
+      }
+    })
+  })
+}
+
+/** Empties test queues so the shared brokers do not fill up. */
+async function drainAway(adapter: BrokerAdapter, queues: string[]) {
+  for (const queue of queues) {
+    const session = await adapter.drain(queue)
+    try {
+      while (true) {
+        const batch = await session.next(2000)
+        if (batch.length === 0) break
+        await session.ack(batch)
+      }
+    } finally {
+      await session.close()
+    }
+  }
+}
