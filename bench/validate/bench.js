@@ -1,7 +1,7 @@
 // bench/validate: bq validate against a JSON.parse + ajv baseline, measured in the same run.
 // Usage: node bench/validate/bench.js [lines=100000] [--big]   (--big adds the 1,000,000-line memory run)
 import {spawnSync} from 'node:child_process'
-import {mkdirSync, writeFileSync, createWriteStream, existsSync} from 'node:fs'
+import {mkdirSync, createWriteStream, existsSync} from 'node:fs'
 import path from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {randomUUID} from 'node:crypto'
