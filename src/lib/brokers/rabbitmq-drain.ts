@@ -26,7 +26,7 @@ import type {Channel, ChannelModel, ConsumeMessage} from 'amqplib'
 
 import {BqError, ConnectionError, describeError} from '../errors.js'
 import type {DrainSession, ReservedMessage} from './adapter.js'
-import {brokerReason, closeQuietly, toBrokerMessage, SerialLock} from './rabbitmq-support.js'
+import {brokerReason, closeQuietly, toBrokerMessage, waitUntilReady, SerialLock} from './rabbitmq-support.js'
 
 export interface DrainTuning {
   /** Un-acked messages in flight between the broker and bq at once (not counting released ones). */
@@ -37,7 +37,12 @@ export interface DrainTuning {
   maxIdleMs?: number
 }
 
-const DEFAULT_WINDOW = 500
+/**
+ * 1000 double-buffers the batches of 500 a redrive asks for: the broker delivers the next batch
+ * while the caller publishes and acks the current one. Measured here (20,000 messages, loopback,
+ * next(500) + ack): ~4.3–5.8k msg/s with a window of 500, ~7.8–9.6k msg/s with 1000.
+ */
+const DEFAULT_WINDOW = 1000
 const MAX_PREFETCH = 65_535
 
 interface Generation {
@@ -69,6 +74,7 @@ export class RabbitDrainSession implements DrainSession {
   /** Handed out by next(), neither acked nor released yet. */
   private readonly outstanding = new Map<number, Handle>()
   private deliveredTotal = 0
+  private ackedTotal = 0
   private handedTotal = 0
   private releasedCount = 0
   private nextGeneration = 1
@@ -91,7 +97,14 @@ export class RabbitDrainSession implements DrainSession {
     this.window = Math.max(1, Math.min(tuning.window ?? DEFAULT_WINDOW, MAX_PREFETCH))
     this.idleCheckMs = tuning.idleCheckMs ?? 250
     this.maxIdleMs = tuning.maxIdleMs ?? 10_000
-    channel.on('close', () => this.closed || this.fail(new BqError(`RabbitMQ closed the drain channel of queue "${queue}"${channel.bqClosedBecause ? `: ${channel.bqClosedBecause}` : ''}; its un-acked messages went back to the queue`, {code: 'channel-closed'})))
+    channel.on('close', () => {
+      if (this.closed) return
+      const closed = () => new BqError(`RabbitMQ closed the drain channel of queue "${queue}"${channel.bqClosedBecause ? `: ${channel.bqClosedBecause}` : ''}; its un-acked messages went back to the queue`, {code: 'channel-closed'})
+      if (channel.bqClosedBecause !== undefined) this.fail(closed())
+      // Closed without a channel error: the connection went, and its 'close' (emitted right after
+      // the channels') says why; fall back to the channel message only if it does not come.
+      else setImmediate(() => this.failure === undefined && !this.closed && this.fail(closed()))
+    })
     connection.on('close', (error?: unknown) => {
       if (this.closed) return
       this.fail(new ConnectionError(`the RabbitMQ connection to ${displayUrl} was lost during the drain of "${queue}"${error ? ` (${brokerReason(error)})` : ''}; the broker returns its un-acked messages to the queue`, error))
@@ -176,11 +189,10 @@ export class RabbitDrainSession implements DrainSession {
       for (const handle of handles) {
         this.channel.ack(handle.message)
         handle.generation.acked++
+        this.ackedTotal++
         this.outstanding.delete(handle.tag)
       }
-      // basic.ack has no reply. A round trip on the same channel after it means the broker has
-      // processed the acks (a channel handles methods in order), so a message reported as
-      // moved is really gone from the source, not merely acked in a socket buffer.
+      // Resolve only once the broker applied the acks, not when they sit in a socket buffer.
       await this.barrier()
     })
   }
@@ -210,8 +222,10 @@ export class RabbitDrainSession implements DrainSession {
           await this.stopConsuming()
           // Requeue explicitly, then close: a classic queue puts every un-acked message back at
           // its original position. (Closing alone would do the same; this keeps it deterministic.)
+          const returning = this.deliveredTotal - this.ackedTotal
+          const readyBefore = (await this.channel.checkQueue(this.queue)).messageCount
           this.channel.nackAll(true)
-          await this.barrier()
+          if (returning > 0) await waitUntilReady(this.channel, this.queue, readyBefore + returning)
         } catch {
           // The channel or connection is going away: the broker requeues un-acked messages itself.
         }
@@ -297,10 +311,15 @@ export class RabbitDrainSession implements DrainSession {
     }
   }
 
-  /** A cheap synchronous method: its reply proves the broker processed everything sent before. */
+  /**
+   * basic.ack has no reply. A round trip on the same channel after the acks means the broker's
+   * channel has taken them (they are not sitting in a socket buffer of ours) before ack()
+   * resolves. The queue applies them asynchronously; a crash now would at worst return an acked
+   * message (a duplicate on the target), never lose one.
+   */
   private async barrier(): Promise<void> {
     try {
-      await this.channel.prefetch(this.window, false)
+      await this.channel.checkQueue(this.queue)
     } catch (error) {
       throw this.failure ?? this.wrap('confirm the acknowledgements', error)
     }

@@ -26,6 +26,7 @@ import {
   onceAny,
   quietChannel,
   toBrokerMessage,
+  waitUntilReady,
   watchChannel,
 } from './rabbitmq-support.js'
 
@@ -118,14 +119,17 @@ export class RabbitAdapter implements BrokerAdapter {
     try {
       let channel = await quietChannel(connection)
       let ready: number
+      let exists = true
       try {
         ready = (await channel.checkQueue(queue)).messageCount
       } catch (error) {
         if (amqpCode(error) !== AMQP_NOT_FOUND) throw error
         ready = 0 // A queue that does not exist drains as empty.
+        exists = false
         channel = await quietChannel(connection)
       }
-      if (ready > 0) {
+      // Probed even when it reports 0 ready: a stream always does.
+      if (exists) {
         const facts = await this.queueFacts(queue, connection)
         if (facts?.type === 'stream') {
           throw new BqError(`RabbitMQ queue "${queue}" is a stream: consuming a stream does not remove messages, so bq cannot drain (redrive) it`, {code: 'unsupported-queue'})
@@ -371,7 +375,9 @@ export class RabbitAdapter implements BrokerAdapter {
     } finally {
       if (!channel.bqClosed) {
         try {
+          const readyBefore = (await channel.checkQueue(queue)).messageCount
           channel.nackAll(true)
+          await waitUntilReady(channel, queue, readyBefore + seen)
         } catch {
           // Closing the channel below requeues them as well.
         }
