@@ -23,6 +23,8 @@ export interface RedisAdapterOptions {
   lockTtlMs?: number
   /** Connect timeout in ms. */
   connectTimeoutMs?: number
+  /** The name this connection shows in CLIENT LIST (default `bq`). */
+  connectionName?: string
 }
 
 /** Connects (failing fast with a ConnectionError) and returns the adapter. */
@@ -31,6 +33,7 @@ export async function createRedisAdapter(url: URL, displayUrl: string, options: 
   const client = new Redis({
     ...target.connection,
     lazyConnect: true,
+    connectionName: options.connectionName ?? 'bq',
     connectTimeout: options.connectTimeoutMs ?? 5000,
     // A CLI run does not reconnect or replay commands behind the caller's back: a resent RPUSH
     // could duplicate messages. A dropped connection fails the operation; drains are recoverable.
@@ -205,8 +208,9 @@ class RedisAdapter implements BrokerAdapter {
         {cause: error},
       )
     }
+    // A ReplyError is Redis answering; anything else from the client is the connection failing.
     const isReply = (error as {name?: string} | undefined)?.name === 'ReplyError'
-    if (!isReply && this.client.status !== 'ready') return new ConnectionError(`lost the connection to ${this.displayUrl} (could not ${what}): ${message}`, error)
+    if (!isReply) return new ConnectionError(`lost the connection to ${this.displayUrl} (could not ${what}): ${message}`, error)
     return new BqError(`cannot ${what} on ${this.displayUrl}: ${message}`, {cause: error})
   }
 }

@@ -1,0 +1,214 @@
+import assert from 'node:assert/strict'
+import {after, describe, it, type TestContext} from 'node:test'
+import {Redis} from 'ioredis'
+
+import type {BrokerAdapter} from '../../src/lib/brokers/adapter.js'
+import {createRedisAdapter} from '../../src/lib/brokers/redis.js'
+import {openBroker, redactUrl} from '../../src/lib/brokers/registry.js'
+import {BqError, ConnectionError, ExitCode} from '../../src/lib/errors.js'
+import {requireBroker, uniqueQueue} from '../support/brokers.js'
+import {assertBodies, brokerContractSuite, numbered, out, takeAll} from './contract-suite.js'
+import {runFixture} from './fixtures/run-fixture.js'
+
+const url = process.env.BQ_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379/0'
+const parsed = new URL(url)
+const host = parsed.hostname
+const port = Number(parsed.port || 6379)
+
+/** Redis's own view, for checking keys and cleaning up. */
+let raw: Redis | undefined
+function rawClient(): Redis {
+  raw ??= new Redis(url, {lazyConnect: false, maxRetriesPerRequest: 1})
+  return raw
+}
+
+/** Every key a test may have created for these queues (any prefix). */
+async function cleanup(queues: string[]): Promise<void> {
+  const client = rawClient()
+  for (const queue of queues) {
+    const keys = await client.keys(`*${queue}*`)
+    if (keys.length > 0) await client.del(...keys)
+  }
+}
+
+const available = (t: TestContext) => requireBroker(t, 'Redis', host, port)
+const used: string[] = []
+const queue = (label: string) => {
+  const q = uniqueQueue(`redis-${label}`)
+  used.push(q)
+  return q
+}
+
+after(async () => {
+  if (raw === undefined) return
+  await cleanup(used)
+  // Anything else our tests left (a failed run's keys) also goes.
+  const stray = await raw.keys('*bqtest-redis*')
+  if (stray.length > 0) await raw.del(...stray)
+  await raw.quit()
+})
+
+brokerContractSuite('redis', {
+  open: () => openBroker(url),
+  available,
+  drainBoundedAtStart: true,
+  cleanup,
+  crashDrain: async (q, take, release) => {
+    await runFixture('crash-drain.ts', [url, q, String(take), String(release)])
+  },
+  secrets: parsed.password === '' ? [] : [parsed.password],
+})
+
+describe('redis adapter', () => {
+  it('uses the key prefix for the list and its processing list', async (t) => {
+    if (!(await available(t))) return
+    const withPrefix = new URL(url)
+    withPrefix.searchParams.set('prefix', 'queues:')
+    const adapter = await openBroker(withPrefix.href)
+    try {
+      const q = queue('prefix')
+      const bodies = numbered(3)
+      await adapter.publish(q, bodies.map((body) => out(body)))
+      const client = rawClient()
+      assert.deepEqual(await client.lrangeBuffer(`queues:${q}`, 0, -1), bodies)
+      assert.equal(await client.exists(q), 0)
+      const session = await adapter.drain(q)
+      const taken = await session.next(2)
+      assert.deepEqual(await client.lrangeBuffer(`queues:${q}:processing`, 0, -1), bodies.slice(0, 2))
+      assert.equal(await client.exists(`queues:${q}:bq-lock`), 1)
+      await session.release(taken.slice(0, 1))
+      assert.deepEqual(await client.lrangeBuffer(`queues:${q}:bq-held`, 0, -1), bodies.slice(0, 1))
+      await session.close()
+      assert.deepEqual(await client.lrangeBuffer(`queues:${q}`, 0, -1), bodies)
+      assert.equal(await client.exists(`queues:${q}:processing`, `queues:${q}:bq-held`, `queues:${q}:bq-lock`), 0)
+    } finally {
+      await adapter.close()
+    }
+  })
+
+  it('refuses a second drain while the lock is held, naming the holder', async (t) => {
+    if (!(await available(t))) return
+    const first = await openBroker(url)
+    const second = await openBroker(url)
+    try {
+      const q = queue('lock')
+      await first.publish(q, numbered(2).map((body) => out(body)))
+      const session = await first.drain(q)
+      for (const attempt of [() => second.drain(q), () => second.recover(q), () => first.drain(q)]) {
+        await assert.rejects(attempt(), (error: unknown) => {
+          assert.ok(error instanceof BqError)
+          assert.equal(error.exitCode, ExitCode.usage)
+          assert.match(error.message, new RegExp(`is being drained by pid ${process.pid} on host .*expires in \\d+s`))
+          return true
+        })
+      }
+      await session.close()
+      const again = await second.drain(q)
+      assert.equal((await takeAll(again, 10)).length, 2)
+      await again.close()
+    } finally {
+      await first.close()
+      await second.close()
+    }
+  })
+
+  it('refuses a lock it cannot identify', async (t) => {
+    if (!(await available(t))) return
+    const adapter = await openBroker(url)
+    try {
+      const q = queue('foreign-lock')
+      await rawClient().set(`${q}:bq-lock`, 'someone else', 'PX', 10_000)
+      await assert.rejects(adapter.drain(q), /being drained by another client/)
+    } finally {
+      await adapter.close()
+    }
+  })
+
+  it('recovers after the lock of a run whose connection died expires', async (t) => {
+    if (!(await available(t))) return
+    const ttl = 600
+    const q = queue('killed')
+    const bodies = numbered(5)
+    const name = `bq-test-doomed-${process.pid}`
+    const doomed = await createRedisAdapter(new URL(url), redactUrl(url), {lockTtlMs: ttl, connectionName: name})
+    const survivor = await createRedisAdapter(new URL(url), redactUrl(url), {lockTtlMs: ttl})
+    try {
+      await doomed.publish(q, bodies.map((body) => out(body)))
+      const session = await doomed.drain(q)
+      const taken = await session.next(3)
+      await session.release(taken.slice(0, 1))
+      // Kill the drain's connection from the server side: its lock stops being refreshed.
+      const list = (await rawClient().client('LIST')) as string
+      const line = list.split('\n').find((entry) => entry.includes(` name=${name} `))
+      const id = /(?:^|\s)id=(\d+)/.exec(line ?? '')?.[1]
+      assert.ok(id !== undefined, 'found the drain connection')
+      await rawClient().client('KILL', 'ID', id)
+      await assert.rejects(session.next(1), ConnectionError)
+      assert.equal(await survivor.count(q), 2)
+      await assert.rejects(survivor.recover(q), /being drained/)
+      await new Promise((resolve) => setTimeout(resolve, ttl + 200))
+      assert.equal(await survivor.recover(q), 3)
+      assertBodies(await survivor.browse(q, {limit: 10}), bodies)
+      await assert.rejects(session.close(), ConnectionError)
+    } finally {
+      await doomed.close().catch(() => undefined)
+      await survivor.close()
+    }
+  })
+
+  it('refuses delayed publishing and unknown URL parameters', async (t) => {
+    if (!(await available(t))) return
+    const adapter = await openBroker(url)
+    try {
+      await assert.rejects(adapter.publish(queue('delay'), [{...out(Buffer.from('{}')), delayMs: 1000}]), /no delayed delivery/)
+    } finally {
+      await adapter.close()
+    }
+    const typo = new URL(url)
+    typo.searchParams.set('prefx', 'queues:')
+    await assert.rejects(openBroker(typo.href), /unknown parameter "prefx"/)
+  })
+
+  it('fails to connect with a one-line, redacted ConnectionError', async () => {
+    await assert.rejects(openBroker('redis://:hunter2-secret@127.0.0.1:6390/0'), (error: unknown) => {
+      assert.ok(error instanceof ConnectionError)
+      assert.equal(error.exitCode, ExitCode.connection)
+      assert.equal(error.message, 'cannot connect to redis://:***@127.0.0.1:6390/0: connection refused')
+      return true
+    })
+  })
+
+  it('reports refused credentials without echoing them', async (t) => {
+    if (!(await available(t))) return
+    const bad = new URL(url)
+    bad.username = 'bq-no-such-user'
+    bad.password = 'hunter2-secret'
+    await assert.rejects(openBroker(bad.href), (error: unknown) => {
+      assert.ok(error instanceof ConnectionError)
+      assert.ok(!error.message.includes('hunter2-secret'), error.message)
+      assert.match(error.message, /authentication failed/)
+      assert.ok(!error.message.includes('\n'))
+      return true
+    })
+  })
+
+  it('keeps bodies that differ only in bytes apart and equal bodies interchangeable', async (t) => {
+    if (!(await available(t))) return
+    const adapter: BrokerAdapter = await openBroker(url)
+    try {
+      const q = queue('dupes')
+      const same = Buffer.from('{"same":1}')
+      const bodies = [same, Buffer.from([0xc3, 0xa9]), same, Buffer.from([0xe9]), same]
+      await adapter.publish(q, bodies.map((body) => out(body)))
+      const session = await adapter.drain(q)
+      const taken = await session.next(5)
+      assertBodies(taken, bodies)
+      await session.ack([taken[2]])
+      await session.release([taken[4], taken[0]])
+      await session.close()
+      assertBodies(await adapter.browse(q, {limit: 10}), [same, bodies[1], bodies[3], same])
+    } finally {
+      await adapter.close()
+    }
+  })
+})
