@@ -34,19 +34,7 @@ export function resolveBrokerUrl(flag?: string, env: NodeJS.ProcessEnv = process
 
 type Open = (rawUrl: string, displayUrl: string) => Promise<BrokerAdapter>
 
-interface AvailableBroker {
-  /** The npm package the adapter needs, named when it cannot be loaded. */
-  packageName: string
-  open: Open
-}
-
-// Typed views of the adapter modules, so a module written elsewhere still type-checks here.
-interface RabbitModule {
-  createRabbitAdapter(url: URL, displayUrl: string): Promise<BrokerAdapter> | BrokerAdapter
-}
-
-const RABBIT_MODULE = './rabbitmq.js'
-
+// Each opener imports its adapter module (and so its SDK) only when its scheme is used.
 const openSqlite: Open = async (rawUrl, displayUrl) => {
   const {openSqliteAdapter} = await importAdapter('sqlite', 'better-sqlite3', () => import('./sqlite.js'))
   return openSqliteAdapter(sqlitePath(rawUrl, displayUrl), displayUrl)
@@ -58,17 +46,16 @@ const openRedis: Open = async (rawUrl, displayUrl) => {
 }
 
 const openRabbit: Open = async (rawUrl, displayUrl) => {
-  // The specifier is a variable so this file compiles whether or not the module exists yet.
-  const module = await importAdapter('amqp', 'amqplib', () => import(RABBIT_MODULE) as Promise<RabbitModule>)
-  return module.createRabbitAdapter(parseUrl(rawUrl, displayUrl), displayUrl)
+  const {createRabbitAdapter} = await importAdapter('amqp', 'amqplib', () => import('./rabbitmq.js'))
+  return createRabbitAdapter(parseUrl(rawUrl, displayUrl), displayUrl)
 }
 
-const AVAILABLE: Record<string, AvailableBroker> = {
-  sqlite: {packageName: 'better-sqlite3', open: openSqlite},
-  redis: {packageName: 'ioredis', open: openRedis},
-  rediss: {packageName: 'ioredis', open: openRedis},
-  amqp: {packageName: 'amqplib', open: openRabbit},
-  amqps: {packageName: 'amqplib', open: openRabbit},
+const AVAILABLE: Record<string, Open> = {
+  sqlite: openSqlite,
+  redis: openRedis,
+  rediss: openRedis,
+  amqp: openRabbit,
+  amqps: openRabbit,
 }
 
 /** Schemes bq knows but whose adapters are not shipped yet. */
@@ -99,7 +86,7 @@ export async function openBroker(url: string): Promise<BrokerAdapter> {
     throw new UsageError(`"${displayUrl}" is not a broker URL: expected scheme://…, one of ${KNOWN_SCHEMES.join(', ')}`)
   }
   const available = AVAILABLE[scheme]
-  if (available !== undefined) return available.open(url, displayUrl)
+  if (available !== undefined) return available(url, displayUrl)
   const planned = PLANNED[scheme]
   if (planned !== undefined) {
     throw new UsageError(`${scheme}:// (${planned}) is not available in this version of bq yet; available: ${Object.keys(AVAILABLE).join(', ')}`)
