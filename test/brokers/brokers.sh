@@ -7,7 +7,7 @@
 #   test/brokers/brokers.sh status [name...]  process and health of each broker
 #   test/brokers/brokers.sh env [name...]     shell exports for the integration tests
 #   test/brokers/brokers.sh logs <name>       last lines of a broker's log
-#   test/brokers/brokers.sh clean [name...]   stop, then delete the broker's runtime state
+#   test/brokers/brokers.sh clean [name...]   stop, then delete data/config/logs (keeps fetched files)
 #
 # No name means every broker. Runtime files live in ${BQ_BROKERS_HOME:-~/.cache/bq-test-brokers};
 # downloaded jars stay in the user's Maven repository (~/.m2), so only the first start downloads.
@@ -21,6 +21,7 @@ REPO_ROOT=$(cd "$HERE/../.." && pwd)
 BROKERS=(kafka artemis sqs)
 
 START_TIMEOUT=${BQ_BROKERS_START_TIMEOUT:-180}   # seconds until a started broker must be healthy
+PARALLEL=${BQ_BROKERS_PARALLEL:-1}               # 1: start several brokers at once; 0: one after another
 STOP_GRACE=${BQ_BROKERS_STOP_GRACE:-30}          # seconds between TERM and KILL
 MVN=${MVN:-mvn}
 # Extra Maven arguments, e.g. BQ_BROKERS_MVN_ARGS="-Dmaven.repo.local=/elsewhere".
@@ -291,7 +292,7 @@ artemis_create_args() {
     --java-memory "$ARTEMIS_HEAP_MAX" --java-options=-Dbq.test.broker=artemis
     --java-utility-options=-XX:TieredStopAtLevel=1 --java-utility-options=-XX:+UseSerialGC
     --java-utility-options=-Xmx128m
-    --nio --no-fsync --no-autotune)
+    --no-fsync --no-autotune)
 }
 
 artemis_prepare() {
@@ -473,11 +474,35 @@ status_one() {
   fi
 }
 
+start_all() {
+  local n pids=() failed=()
+  if [[ $PARALLEL != 1 || $# -eq 1 ]]; then
+    for n in "$@"; do with_lock "$n" start_one "$n"; done
+    return 0
+  fi
+  # Each broker starts in its own subshell; a failure in one does not stop the others.
+  for n in "$@"; do
+    (with_lock "$n" start_one "$n") &
+    pids+=($!)
+  done
+  local i
+  for i in "${!pids[@]}"; do
+    wait "${pids[$i]}" || failed+=("${*:i+1:1}")
+  done
+  ((${#failed[@]} == 0)) || die "could not start: ${failed[*]}"
+}
+
 clean_one() {
   local name=$1
+  local dir entry
+  dir=$(dir_of "$name")
   stop_one "$name"
-  rm -rf "${STATE:?}/$name"
-  say "$name: removed $STATE/$name (downloads stay in the local Maven repository)"
+  # Keep what was fetched (lib/, dist/) so the next start needs no Maven run; drop the rest.
+  for entry in "$dir"/* "$dir"/.[!.]*; do
+    [[ -e $entry ]] || continue
+    case ${entry##*/} in lib | dist | .lock) ;; *) rm -rf "$entry" ;; esac
+  done
+  say "$name: removed data, config and logs under $dir (fetched files kept)"
 }
 
 env_one() {
@@ -495,7 +520,7 @@ usage: $(basename "$0") <command> [name...]
   status [name...]   show whether each broker runs and answers
   env [name...]      print shell exports for the tests: eval "\$($(basename "$0") env)"
   logs <name>        print the last 100 lines of the broker's log
-  clean [name...]    stop and delete runtime state (not the Maven cache)
+  clean [name...]    stop and delete data, config and logs (fetched files are kept)
 brokers: ${BROKERS[*]} (no name = all)
 state dir: \${BQ_BROKERS_HOME:-\$HOME/.cache/bq-test-brokers}
 EOF
@@ -518,7 +543,7 @@ main() {
     start)
       check_tools
       check_java
-      for n in "${names[@]}"; do with_lock "$n" start_one "$n"; done
+      start_all "${names[@]}"
       ;;
     stop) for n in "${names[@]}"; do with_lock "$n" stop_one "$n"; done ;;
     status) for n in "${names[@]}"; do status_one "$n"; done ;;
