@@ -77,7 +77,7 @@ describe('broker schemes', () => {
     await assert.rejects(openBroker('localhost:6379'), isUsage(/is not a broker URL/))
   })
 
-  for (const url of ['sqs://eu-west-1?endpoint=http://localhost:9324', 'sb://ns.servicebus.windows.net', 'pulsar://h:6650', 'pulsar+ssl://h:6651', 'kafka://h:9092,h2:9092', 'artemis://h:5672', 'artemis+ssl://h:5671']) {
+  for (const url of ['sb://ns.servicebus.windows.net', 'pulsar://h:6650', 'pulsar+ssl://h:6651']) {
     it(`names ${url.split(':')[0]}:// as known but not yet available`, async () => {
       await assert.rejects(openBroker(url), isUsage(/is not available in this version of bq yet/))
     })

@@ -50,23 +50,41 @@ const openRabbit: Open = async (rawUrl, displayUrl) => {
   return createRabbitAdapter(parseUrl(rawUrl, displayUrl), displayUrl)
 }
 
+/** What the Kafka, SQS and Artemis adapter modules export. */
+interface UrlAdapterModule {
+  createAdapter(url: URL, displayUrl: string): Promise<BrokerAdapter> | BrokerAdapter
+}
+
+/** An opener for a module exporting `createAdapter`; the specifier is a variable so this file compiles while a module is being written. */
+function urlAdapter(scheme: string, packageName: string, modulePath: string): Open {
+  return async (rawUrl, displayUrl) => {
+    const module = await importAdapter(scheme, packageName, () => import(modulePath) as Promise<UrlAdapterModule>)
+    return module.createAdapter(parseUrl(rawUrl, displayUrl), displayUrl)
+  }
+}
+const KAFKA_MODULE = './kafka.js'
+const SQS_MODULE = './sqs.js'
+const ARTEMIS_MODULE = './artemis.js'
+const openKafka = urlAdapter('kafka', 'kafkajs', KAFKA_MODULE)
+const openArtemis = urlAdapter('artemis', 'rhea', ARTEMIS_MODULE)
+
 const AVAILABLE: Record<string, Open> = {
   sqlite: openSqlite,
   redis: openRedis,
   rediss: openRedis,
   amqp: openRabbit,
   amqps: openRabbit,
+  kafka: openKafka,
+  sqs: urlAdapter('sqs', '@aws-sdk/client-sqs', SQS_MODULE),
+  artemis: openArtemis,
+  'artemis+ssl': openArtemis,
 }
 
 /** Schemes bq knows but whose adapters are not shipped yet. */
 const PLANNED: Record<string, string> = {
-  sqs: 'Amazon SQS',
   sb: 'Azure Service Bus',
   pulsar: 'Apache Pulsar',
   'pulsar+ssl': 'Apache Pulsar',
-  kafka: 'Apache Kafka',
-  artemis: 'ActiveMQ Artemis',
-  'artemis+ssl': 'ActiveMQ Artemis',
 }
 
 /** Every scheme bq recognises, available or not. */

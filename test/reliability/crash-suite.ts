@@ -4,7 +4,8 @@
  * itself). Every meta.id must still exist: exactly once where the move is atomic (embedded
  * store, Redis), at least once where the broker only allows at-least-once (RabbitMQ) — never zero.
  *
- * BQ_CRASH_TRIALS (default 20) and BQ_CRASH_MESSAGES (default 20000) scale it.
+ * BQ_CRASH_TRIALS (default 20) and BQ_CRASH_MESSAGES (default 20000) scale it. Each broker has
+ * a small test file that calls `crashSuite`.
  */
 import {after, before, describe, test} from 'node:test'
 import type {TestContext} from 'node:test'
@@ -20,7 +21,7 @@ import {annotate, decode, fieldsOf, make} from '../../src/lib/envelope/index.js'
 import {requireBroker, uniqueQueue} from '../support/brokers.js'
 import {binRun, runBq} from '../support/cli.js'
 
-const trials = Number(process.env.BQ_CRASH_TRIALS ?? 20)
+export const trials = Number(process.env.BQ_CRASH_TRIALS ?? 20)
 const messages = Number(process.env.BQ_CRASH_MESSAGES ?? 20_000)
 const redisUrl = process.env.BQ_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379/0'
 const amqpUrl = process.env.BQ_TEST_AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672'
@@ -31,18 +32,18 @@ before(() => {
 })
 after(() => rmSync(workDir, {recursive: true, force: true}))
 
-interface Case {
+export interface CrashCase {
   name: string
   url: () => string
   exactlyOnce: boolean
   available: (t: TestContext) => Promise<boolean>
 }
 
-const cases: Case[] = [
-  {name: 'embedded sqlite', url: () => `sqlite://${path.join(workDir, 'crash.db')}`, exactlyOnce: true, available: async () => true},
-  {name: 'redis', url: () => redisUrl, exactlyOnce: true, available: (t) => requireBroker(t, 'Redis', '127.0.0.1', Number(new URL(redisUrl).port || 6379))},
-  {name: 'rabbitmq', url: () => amqpUrl, exactlyOnce: false, available: (t) => requireBroker(t, 'RabbitMQ', '127.0.0.1', Number(new URL(amqpUrl).port || 5672))},
-]
+export const crashCases: Record<string, CrashCase> = {
+  sqlite: {name: 'embedded sqlite', url: () => `sqlite://${path.join(workDir, 'crash.db')}`, exactlyOnce: true, available: async () => true},
+  redis: {name: 'redis', url: () => redisUrl, exactlyOnce: true, available: (t) => requireBroker(t, 'Redis', '127.0.0.1', Number(new URL(redisUrl).port || 6379))},
+  rabbitmq: {name: 'rabbitmq', url: () => amqpUrl, exactlyOnce: false, available: (t) => requireBroker(t, 'RabbitMQ', '127.0.0.1', Number(new URL(amqpUrl).port || 5672))},
+}
 
 async function seed(adapter: BrokerAdapter, queue: string, count: number): Promise<Set<string>> {
   const ids = new Set<string>()
@@ -97,7 +98,8 @@ function redriveAndKill(url: string, queue: string, killAfterMs?: number): Promi
   })
 }
 
-for (const c of cases) {
+/** Registers the SIGKILL-during-redrive test for one broker. */
+export function crashSuite(c: CrashCase): void {
   describe(`SIGKILL during redrive on ${c.name}`, () => {
     test(`${trials} trials of ${messages} messages: every meta.id survives`, {timeout: 3_600_000}, async (t) => {
       if (!(await c.available(t))) return

@@ -1,0 +1,4 @@
+/** SIGKILL during redrive on the Redis. */
+import {crashCases, crashSuite} from './crash-suite.js'
+
+crashSuite(crashCases.redis)
