@@ -11,12 +11,22 @@ import type {JsonNode, Member, ObjectNode} from './json-tree.js'
  */
 export class Envelope {
   readonly text: string
-  readonly root: ObjectNode
+  private tree: ObjectNode | undefined
 
-  /** Use `decode` or `make`; the constructor trusts that `root` is the tree of `text`. */
-  constructor(text: string, root: ObjectNode) {
+  /**
+   * Use `decode` or `make`. The constructor trusts its input: `root` must be the tree of
+   * `text`, or absent when `text` is known to be a valid envelope object (an edit of one), in
+   * which case the tree is built only if something reads it — a redrive that only needs the
+   * bytes of a reset envelope never parses them again.
+   */
+  constructor(text: string, root?: ObjectNode) {
     this.text = text
-    this.root = root
+    this.tree = root
+  }
+
+  get root(): ObjectNode {
+    if (this.tree === undefined) this.tree = parseJsonTree(this.text) as ObjectNode
+    return this.tree
   }
 
   /** The raw source of a top-level member's value, or undefined when absent. */
@@ -194,7 +204,7 @@ function rewriteTopLevel(
   const close = text.slice(root.end - 1)
   const appended = (kept: number) =>
     (edits.append ?? []).map(([key, value], i) => `${kept + i > 0 ? ',' : ''}${JSON.stringify(key)}:${value}`).join('')
-  if (members.length === 0) return decode(open + text.slice(root.start + 1, root.end - 1) + appended(0) + close)
+  if (members.length === 0) return new Envelope(open + text.slice(root.start + 1, root.end - 1) + appended(0) + close)
 
   let out = open + text.slice(root.start + 1, members[0].keyStart)
   let kept = 0
@@ -208,7 +218,8 @@ function rewriteTopLevel(
   })
   out += appended(kept)
   out += text.slice(members[members.length - 1].value.end, root.end - 1) + close
-  return decode(out)
+  // Splicing whole members of a valid object yields a valid object: no need to parse it here.
+  return new Envelope(out)
 }
 
 /**
@@ -279,5 +290,5 @@ export function withNewId(envelope: Envelope, id: string): Envelope {
   const current = meta?.kind === 'object' ? memberOf(meta, 'id') : undefined
   if (!current) throw new EnvelopeDecodeError('not_object', 'the envelope has no meta.id to replace')
   const text = envelope.text
-  return decode(text.slice(0, current.value.start) + JSON.stringify(id) + text.slice(current.value.end))
+  return new Envelope(text.slice(0, current.value.start) + JSON.stringify(id) + text.slice(current.value.end))
 }
