@@ -1,7 +1,7 @@
 import {Args, Flags} from '@oclif/core'
 
 import {BqCommand} from '../lib/cli/base-command.js'
-import {withBroker} from '../lib/cli/broker.js'
+import {requireReceiveConsent, withBroker} from '../lib/cli/broker.js'
 import {sharedFlags} from '../lib/cli/flags.js'
 import {browseQueue} from '../lib/ops/browse.js'
 import {globToRegExp} from '../lib/ops/match.js'
@@ -37,6 +37,7 @@ export default class Peek extends BqCommand {
     jsonl: Flags.boolean({description: 'print one envelope per line (an export replay can read)', exclusive: ['raw']}),
     raw: Flags.boolean({description: 'print each body exactly as stored, one per line'}),
     headers: Flags.boolean({description: 'show the native broker metadata of each message'}),
+    receive: sharedFlags.receive,
     broker: sharedFlags.broker,
   }
 
@@ -49,6 +50,7 @@ export default class Peek extends BqCommand {
     }
     if (flags['trace-id'] !== undefined) selectors.push({key: 'trace_id', test: (v) => v === flags['trace-id'], text: `trace_id=${flags['trace-id']}`})
     return withBroker(flags.broker, async (adapter) => {
+      requireReceiveConsent(adapter, flags.receive, 'peek')
       const depth = await adapter.count(args.queue)
       const outcome = await browseQueue(adapter, {queue: args.queue, limit: flags.limit, selectors, scanLimit: flags.scan, validate: true})
       const result: PeekResult = {queue: args.queue, broker: adapter.displayUrl, depth, scanned: outcome.scanned, messages: outcome.views.map((v) => messageJson(v, {headers: flags.headers}))}

@@ -1,7 +1,7 @@
 import {Args, Flags} from '@oclif/core'
 
 import {BqCommand} from '../../lib/cli/base-command.js'
-import {withBroker} from '../../lib/cli/broker.js'
+import {requireReceiveConsent, withBroker} from '../../lib/cli/broker.js'
 import {dlqName} from '../../lib/cli/dlq-name.js'
 import {sharedFlags} from '../../lib/cli/flags.js'
 import {GROUP_KEYS, inspectDlq, parseGroupBy} from '../../lib/ops/inspect.js'
@@ -24,6 +24,7 @@ export default class DlqInspect extends BqCommand {
     'group-by': Flags.string({description: `comma-separated grouping keys (${GROUP_KEYS.join(', ')})`, multiple: true}),
     list: Flags.boolean({description: 'also list each message on one line'}),
     scan: Flags.integer({description: 'look at no more than this many messages', default: 100_000, min: 1}),
+    receive: sharedFlags.receive,
     broker: sharedFlags.broker,
   }
 
@@ -32,6 +33,7 @@ export default class DlqInspect extends BqCommand {
     const dlq = dlqName(args.queue, flags.dlq)
     const groupBy = parseGroupBy(flags['group-by'])
     return withBroker(flags.broker, async (adapter) => {
+      requireReceiveConsent(adapter, flags.receive, 'inspect')
       const listed: MessageView[] = []
       const report = await inspectDlq(adapter, {dlq, groupBy, scanLimit: flags.scan, onMessage: flags.list ? (view) => listed.push(view) : undefined})
       const messages = flags.list ? listed.map(listJson) : undefined

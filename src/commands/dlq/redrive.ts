@@ -1,7 +1,7 @@
 import {Args, Flags} from '@oclif/core'
 
 import {BqCommand} from '../../lib/cli/base-command.js'
-import {withBroker} from '../../lib/cli/broker.js'
+import {requireReceiveConsent, withBroker} from '../../lib/cli/broker.js'
 import {confirmOrRequireYes} from '../../lib/cli/confirm.js'
 import {dlqName} from '../../lib/cli/dlq-name.js'
 import {sharedFlags} from '../../lib/cli/flags.js'
@@ -37,6 +37,7 @@ Exit status: 0 when every selected message moved, 3 when some did not, 2 for usa
     'dry-run': sharedFlags.dryRun,
     yes: sharedFlags.yes,
     list: Flags.boolean({description: 'print one line per message (dry runs always do)'}),
+    receive: sharedFlags.receive,
     broker: sharedFlags.broker,
   }
 
@@ -49,6 +50,7 @@ Exit status: 0 when every selected message moved, 3 when some did not, 2 for usa
       const target = flags['to-broker'] ? await openBroker(flags['to-broker']) : source
       const interrupt = stopOnInterrupt()
       try {
+        if (flags['dry-run']) requireReceiveConsent(source, flags.receive, 'a dry run')
         if (flags.bypass && !target.capabilities.headers) {
           this.warn(`${target.kind} messages carry no headers, so --bypass cannot stamp bq-replay-bypass there (a no-op); route to a sandbox with --to instead`)
         }

@@ -17,6 +17,12 @@ export interface Capabilities {
   nativeDlq: boolean
   /** A move between two queues of this broker can be made atomic (exactly once). */
   atomicMove: boolean
+  /**
+   * Reading a message changes broker state that matters (SQS: the receive count rises and can
+   * push the message into a native DLQ). Commands then read only with the operator's explicit
+   * consent (`--receive`). Absent = false.
+   */
+  receiveSideEffects?: boolean
 }
 
 /** A message to publish: the exact body bytes, plus the envelope fields to project (null when the body is not a decodable envelope). */

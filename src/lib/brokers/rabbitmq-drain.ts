@@ -78,6 +78,8 @@ export class RabbitDrainSession implements DrainSession {
   private handedTotal = 0
   private releasedCount = 0
   private nextGeneration = 1
+  private calls = 0
+  private readAhead = 1
   private active: Generation | undefined
   private wake: (() => void) | undefined
   private failure: BqError | undefined
@@ -130,11 +132,16 @@ export class RabbitDrainSession implements DrainSession {
         await this.stopConsuming()
         return []
       }
+      // Read ahead only once the caller streams: a first call holds no more than it asked for
+      // (the rest stays ready for other consumers and in counts); later calls get a full window.
+      this.readAhead = this.calls++ === 0 ? want : this.window
       let idleSince = Date.now()
       while (this.buffered() < want && !this.exhausted && this.deliveredTotal < this.limit) {
         const generation = this.active
         const stalled = generation === undefined || generation.cancelled || generation.delivered - generation.acked >= generation.prefetch
-        if (stalled) {
+        // A consumer started with a small first read-ahead is replaced by a full-window one.
+        const undersized = generation !== undefined && !stalled && generation.prefetch < this.readAhead && this.deliveredTotal - generation.delivered + generation.acked + generation.prefetch < this.limit
+        if (stalled || undersized) {
           // Hand out what is here before opening another window.
           if (this.buffered() > 0) break
           await this.startGeneration()
@@ -149,9 +156,11 @@ export class RabbitDrainSession implements DrainSession {
           continue
         }
         if (this.buffered() > 0) break
-        // Nothing came for a while. Ask on this same channel: the broker writes every delivery it
-        // already made before the declare-ok, so "0 ready" here means the queue is really empty.
+        // Nothing came for a while: ask the broker on this channel whether anything is ready.
         const ready = await this.readyOnChannel()
+        // The queue answers that query ahead of its pending work, so deliveries it made just
+        // before may still be queued in the channel; a channel-local round trip lets them out.
+        await this.settle()
         if (this.deliveredTotal > before) continue
         if (ready === 0 || Date.now() - idleSince >= this.maxIdleMs) this.exhausted = true
       }
@@ -242,7 +251,7 @@ export class RabbitDrainSession implements DrainSession {
   /** Starts consuming with a fresh window sized to what the bound still allows. */
   private async startGeneration(): Promise<void> {
     await this.stopConsuming()
-    const prefetch = Math.min(this.window, this.limit - this.deliveredTotal, MAX_PREFETCH)
+    const prefetch = Math.min(this.readAhead, this.limit - this.deliveredTotal, MAX_PREFETCH)
     if (prefetch <= 0) {
       this.exhausted = true
       return
@@ -322,6 +331,15 @@ export class RabbitDrainSession implements DrainSession {
       await this.channel.checkQueue(this.queue)
     } catch (error) {
       throw this.failure ?? this.wrap('confirm the acknowledgements', error)
+    }
+  }
+
+  /** basic.qos is answered by the channel itself, after it wrote every delivery queued before. */
+  private async settle(): Promise<void> {
+    try {
+      await this.channel.prefetch(this.readAhead, false)
+    } catch (error) {
+      throw this.failure ?? this.wrap('check the queue', error)
     }
   }
 

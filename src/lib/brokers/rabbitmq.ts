@@ -363,8 +363,10 @@ export class RabbitAdapter implements BrokerAdapter {
             idleSince = Date.now()
             continue
           }
-          // Same channel: deliveries already made arrive before this reply, so 0 ready is final.
           const ready = (await channel.checkQueue(queue)).messageCount
+          // The queue answers that ahead of pending work; a channel-local round trip (answered
+          // after the channel wrote the deliveries queued before it) lets late deliveries in.
+          await channel.prefetch(prefetch, false)
           if (seen === before && (ready === 0 || Date.now() - idleSince >= BROWSE_MAX_IDLE_MS)) break
         }
         if (!cancelledByBroker) await channel.cancel(consumerTag)

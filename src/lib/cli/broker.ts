@@ -1,5 +1,6 @@
 import type {BrokerAdapter} from '../brokers/adapter.js'
 import {openBroker, resolveBrokerUrl} from '../brokers/registry.js'
+import {UsageError} from '../errors.js'
 
 /** Opens the broker a command was pointed at, runs `work`, and always closes it. */
 export async function withBroker<T>(flag: string | undefined, work: (adapter: BrokerAdapter) => Promise<T>): Promise<T> {
@@ -8,5 +9,12 @@ export async function withBroker<T>(flag: string | undefined, work: (adapter: Br
     return await work(adapter)
   } finally {
     await adapter.close()
+  }
+}
+
+/** Refuses to read from a broker where reading has side effects, unless the operator said --receive. */
+export function requireReceiveConsent(adapter: BrokerAdapter, consent: boolean, what: string): void {
+  if (adapter.capabilities.receiveSideEffects && !consent) {
+    throw new UsageError(`${adapter.kind} has no true peek: ${what} would receive the messages, which raises their receive count and can move them to a native dead-letter queue. Nothing was read; add --receive to accept that`)
   }
 }

@@ -11,5 +11,6 @@ export const sharedFlags = {
   select: Flags.string({char: 's', description: 'KEY=GLOB or KEY~REGEX; repeatable, all must match (keys: reason, urn, exception, error, original_queue, lang, id, trace_id, queue, attempts)', multiple: true}),
   bypass: Flags.boolean({description: 'stamp the bq-replay-bypass header so handlers skip external side effects (brokers with headers)'}),
   toBroker: Flags.string({description: 'publish to this broker instead of the source broker'}),
+  receive: Flags.boolean({description: 'allow reading on brokers where a read has side effects (SQS: raises the receive count, can trigger the native redrive policy)'}),
   registry: Flags.string({char: 'r', description: 'babelqueue-registry registry.json with per-URN data schemas'}),
 }
