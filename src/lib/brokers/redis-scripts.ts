@@ -38,6 +38,19 @@ return out
 
 /** KEYS: lock, K:processing. ARGV: token, bodies… Removes each; returns how many were not found. */
 export const ACK = script(`${FENCE}
+local n = #ARGV - 1
+-- Fast path: the acked bodies are exactly the head of processing, in order.
+local head = redis.call('LRANGE', KEYS[2], 0, n - 1)
+local prefix = #head == n
+if prefix then
+  for i = 1, n do
+    if head[i] ~= ARGV[1 + i] then prefix = false break end
+  end
+end
+if prefix then
+  redis.call('LTRIM', KEYS[2], n, -1)
+  return 0
+end
 local missing = 0
 for i = 2, #ARGV do
   if redis.call('LREM', KEYS[2], 1, ARGV[i]) == 0 then missing = missing + 1 end
@@ -78,15 +91,28 @@ return missing
  */
 export const MOVE = script(`${FENCE}
 local n = tonumber(ARGV[2])
-local need = {}
-for i = 3, 2 + n do need[ARGV[i]] = (need[ARGV[i]] or 0) + 1 end
-for body, count in pairs(need) do
-  local found = redis.call('LPOS', KEYS[2], body, 'COUNT', count)
-  if #found < count then
-    return redis.error_reply('BQMISSING a message to move is no longer in the processing list')
+-- Fast path: the sources are exactly the head of processing, in order (a batch whose every
+-- message was selected). Then one LTRIM replaces n LREM scans.
+local head = redis.call('LRANGE', KEYS[2], 0, n - 1)
+local prefix = #head == n
+if prefix then
+  for i = 1, n do
+    if head[i] ~= ARGV[2 + i] then prefix = false break end
   end
 end
-for i = 3, 2 + n do redis.call('LREM', KEYS[2], 1, ARGV[i]) end
+if prefix then
+  redis.call('LTRIM', KEYS[2], n, -1)
+else
+  local need = {}
+  for i = 3, 2 + n do need[ARGV[i]] = (need[ARGV[i]] or 0) + 1 end
+  for body, count in pairs(need) do
+    local found = redis.call('LPOS', KEYS[2], body, 'COUNT', count)
+    if #found < count then
+      return redis.error_reply('BQMISSING a message to move is no longer in the processing list')
+    end
+  end
+  for i = 3, 2 + n do redis.call('LREM', KEYS[2], 1, ARGV[i]) end
+end
 for i = 3 + n, #ARGV do redis.call('RPUSH', KEYS[3], ARGV[i]) end
 return n
 `)
