@@ -45,8 +45,8 @@ Exit status: 0 when every selected message was published, 3 when some were not, 
     const selectors = (flags.select ?? []).map(parseSelector)
     const json = this.jsonEnabled()
     const run = async (target: Awaited<ReturnType<typeof openBroker>>) => {
-      if (flags.bypass && !target.capabilities.headers) {
-        this.warn(`${target.kind} messages carry no headers, so --bypass cannot stamp bq-replay-bypass there (a no-op); replay into a sandbox queue with --to instead`)
+      if (flags.bypass && !(target.capabilities.bypassMarker ?? target.capabilities.headers)) {
+        this.warn(`${target.kind} messages carry no headers, so --bypass cannot stamp bq-replay-bypass there (a no-op; on Redis, add ?bypass_ttl=SECONDS to the URL to write marker keys instead); replay into a sandbox queue with --to instead`)
       }
       if (!flags['dry-run'] && args.file !== '-') {
         const where = flags.to ? `to ${flags.to}` : "to each envelope's own queue"

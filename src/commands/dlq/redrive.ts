@@ -51,8 +51,8 @@ Exit status: 0 when every selected message moved, 3 when some did not, 2 for usa
       const interrupt = stopOnInterrupt()
       try {
         if (flags['dry-run']) requireReceiveConsent(source, flags.receive, 'a dry run')
-        if (flags.bypass && !target.capabilities.headers) {
-          this.warn(`${target.kind} messages carry no headers, so --bypass cannot stamp bq-replay-bypass there (a no-op); route to a sandbox with --to instead`)
+        if (flags.bypass && !(target.capabilities.bypassMarker ?? target.capabilities.headers)) {
+          this.warn(`${target.kind} messages carry no headers, so --bypass cannot stamp bq-replay-bypass there (a no-op; on Redis, add ?bypass_ttl=SECONDS to the URL to write marker keys instead); route to a sandbox with --to instead`)
         }
         if (!flags['dry-run']) {
           const depth = await source.count(dlq)

@@ -41,6 +41,8 @@ export interface RedisDrainInit {
   /** How many messages this run may take: LLEN at start, capped by `max`. */
   limit: number
   prefix: string
+  /** Writes the opt-in replay-bypass marker keys before a move (see redis-url.ts). */
+  markBypass(messages: OutgoingMessage[]): Promise<void>
   /** Wraps client errors into BqError/ConnectionError with the redacted URL. */
   wrap(what: string, error: unknown): Error
   onClose(session: RedisDrainSession): void
@@ -93,6 +95,7 @@ export class RedisDrainSession implements DrainSession {
       if ((message.delayMs ?? 0) > 0) throw new BqError('redis has no delayed delivery')
     }
     const seqs = this.seqs(sources)
+    await this.init.markBypass(outgoing)
     const target = this.init.prefix + targetQueue
     if (target === this.init.keys.list) throw new BqError(`cannot move messages from ${this.init.queue} to itself`)
     // One script: the copies land in the target if and only if the sources leave processing.

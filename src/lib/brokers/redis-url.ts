@@ -1,5 +1,5 @@
 /**
- * `redis://[user][:password@]host[:port][/db][?prefix=queues:]` (and `rediss://` for TLS) →
+ * `redis://[user][:password@]host[:port][/db][?prefix=queues:][&bypass_ttl=SECONDS]` (and `rediss://` for TLS) →
  * ioredis options. Unknown query parameters are refused: a typo such as `?prefx=` would
  * otherwise point bq at the wrong keys without a word.
  */
@@ -15,9 +15,15 @@ export interface RedisTarget {
   prefix: string
   /** Values that must never appear in a message. */
   secrets: string[]
+  /**
+   * Opt-in replay marker for a binding without headers: with `bypass_ttl=N`, `--bypass` also
+   * writes the key `<prefix>bq-replay-bypass:<meta.id>` (value 1, expiring after N seconds)
+   * that a handler can look up. Undefined: `--bypass` is a warned no-op on Redis.
+   */
+  bypassTtlSeconds?: number
 }
 
-const KNOWN_PARAMS = new Set(['prefix'])
+const KNOWN_PARAMS = new Set(['prefix', 'bypass_ttl'])
 
 export function parseRedisUrl(url: URL, displayUrl: string): RedisTarget {
   if (url.protocol !== 'redis:' && url.protocol !== 'rediss:') throw new UsageError(`${displayUrl} is not a redis:// or rediss:// URL`)
@@ -34,7 +40,14 @@ export function parseRedisUrl(url: URL, displayUrl: string): RedisTarget {
   if (username !== '') connection.username = username
   if (password !== '') connection.password = password
   if (url.protocol === 'rediss:') connection.tls = isIP(host) === 0 ? {servername: host} : {}
-  return {connection, prefix: url.searchParams.get('prefix') ?? '', secrets: [password, url.password].filter((s) => s !== '')}
+  const ttlText = url.searchParams.get('bypass_ttl')
+  if (ttlText !== null && !/^[1-9]\d*$/.test(ttlText)) throw new UsageError(`bypass_ttl in ${displayUrl} must be a whole number of seconds`)
+  return {
+    connection,
+    prefix: url.searchParams.get('prefix') ?? '',
+    secrets: [password, url.password].filter((s) => s !== ''),
+    bypassTtlSeconds: ttlText === null ? undefined : Number(ttlText),
+  }
 }
 
 function decode(text: string, displayUrl: string): string {

@@ -52,7 +52,7 @@ export async function createRedisAdapter(url: URL, displayUrl: string, options: 
     client.disconnect()
     throw new ConnectionError(`cannot connect to ${displayUrl}: ${connectReason(lastError ?? error, target.secrets)}`, lastError ?? error)
   }
-  return new RedisAdapter(client, displayUrl, target.prefix, target.secrets, options.lockTtlMs ?? DEFAULT_LOCK_TTL_MS)
+  return new RedisAdapter(client, displayUrl, target.prefix, target.secrets, options.lockTtlMs ?? DEFAULT_LOCK_TTL_MS, target.bypassTtlSeconds)
 }
 
 /** A short, secret-free reason for a failed connection. */
@@ -68,7 +68,7 @@ function connectReason(error: unknown, secrets: string[]): string {
 
 class RedisAdapter implements BrokerAdapter {
   readonly kind = 'redis'
-  readonly capabilities = CAPABILITIES
+  readonly capabilities: Capabilities
   private readonly sessions = new Set<RedisDrainSession>()
   private closed = false
 
@@ -78,13 +78,32 @@ class RedisAdapter implements BrokerAdapter {
     private readonly prefix: string,
     private readonly secrets: string[],
     private readonly lockTtlMs: number,
-  ) {}
+    private readonly bypassTtlSeconds?: number,
+  ) {
+    this.capabilities = {...CAPABILITIES, bypassMarker: bypassTtlSeconds !== undefined}
+  }
+
+  /** Writes the opt-in replay-marker keys (see redis-url.ts) for the messages that ask for one. */
+  async markBypass(messages: OutgoingMessage[]): Promise<void> {
+    if (this.bypassTtlSeconds === undefined) return
+    const marked = messages.filter((message) => message.bypass && message.fields?.id)
+    if (marked.length === 0) return
+    const pipeline = this.client.pipeline()
+    for (const message of marked) pipeline.set(`${this.prefix}bq-replay-bypass:${message.fields?.id}`, '1', 'EX', this.bypassTtlSeconds)
+    try {
+      for (const [error] of (await pipeline.exec()) ?? []) if (error) throw error
+    } catch (error) {
+      throw this.wrap('write replay-bypass markers', error)
+    }
+  }
 
   async publish(queue: string, messages: OutgoingMessage[]): Promise<void> {
     const key = this.key(queue)
     for (const message of messages) {
       if ((message.delayMs ?? 0) > 0) throw new UsageError(`${this.displayUrl}: Redis lists have no delayed delivery`)
     }
+    // Markers first: a marker without its message is harmless (it expires); the reverse is not.
+    await this.markBypass(messages)
     const batches = chunks(messages, (message) => message.body.length)
     let accepted = 0
     for (let start = 0; start < batches.length; start += PIPELINE_COMMANDS) {
@@ -152,6 +171,7 @@ class RedisAdapter implements BrokerAdapter {
       lock,
       limit,
       prefix: this.prefix,
+      markBypass: (messages) => this.markBypass(messages),
       wrap: (what, error) => this.wrap(what, error),
       onClose: (closing) => this.sessions.delete(closing),
     })
