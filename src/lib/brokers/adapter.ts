@@ -23,6 +23,16 @@ export interface Capabilities {
    * consent (`--receive`). Absent = false.
    */
   receiveSideEffects?: boolean
+  /**
+   * Browse and drain hand messages out in queue order, and released messages return to their
+   * original places. Absent = true. False where the broker keeps no order (SQS standard queues).
+   */
+  ordered?: boolean
+  /**
+   * `--bypass` has an effect: the replay marker reaches consumers. Defaults to `headers`; a
+   * broker without headers may offer a documented side channel instead (Redis `?bypass_ttl=`).
+   */
+  bypassMarker?: boolean
 }
 
 /** A message to publish: the exact body bytes, plus the envelope fields to project (null when the body is not a decodable envelope). */
@@ -33,6 +43,11 @@ export interface OutgoingMessage {
   bypass?: boolean
   /** Deliver no earlier than this many milliseconds from now (only where `capabilities.delay`). */
   delayMs?: number
+  /**
+   * This envelope's meta.id may have been published before (a redrive or replay). Brokers that
+   * deduplicate by meta.id (SQS FIFO) must still deliver it rather than drop it as a duplicate.
+   */
+  republish?: boolean
 }
 
 /** A message as found on the broker. */
