@@ -142,7 +142,7 @@ export async function redrive(request: RedriveRequest): Promise<RedriveReport> {
         // The reset copy differs only in attempts, so its projection needs no second parse.
         const fields = {...fieldsOf(view.envelope), attempts: 0}
         const group = groups.get(queue) ?? []
-        group.push({message, view, outgoing: {body: reset.toBuffer(), fields, bypass: request.bypass}})
+        group.push({message, view, outgoing: {body: reset.toBuffer(), fields, bypass: request.bypass, republish: true}})
         groups.set(queue, group)
       }
       if (keep.length > 0) await session.release(keep)

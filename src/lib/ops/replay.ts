@@ -56,7 +56,7 @@ export async function replay(request: ReplayRequest): Promise<RedriveReport> {
     const message: BrokerMessage = {body, headers: {}, native: {}, position: where}
     const view = viewOf(message, 'file')
     if (!view.envelope) {
-      if (request.asIs && request.toQueue) return queue(view, request.toQueue, {body, fields: null, bypass: request.bypass})
+      if (request.asIs && request.toQueue) return queue(view, request.toQueue, {body, fields: null, bypass: request.bypass, republish: true})
       return emit(view, 'poison', null, `${where}: ${view.decodeError}`)
     }
     if (!matchesAll(view, request.selectors)) return emit(view, 'skipped', null)
@@ -68,7 +68,9 @@ export async function replay(request: ReplayRequest): Promise<RedriveReport> {
       if (request.newId) envelope = withNewId(envelope, randomUUID())
     }
     const replayed = envelope === view.envelope ? view : {...view, id: envelope.id}
-    queue(replayed, target, {body: request.asIs ? body : envelope.toBuffer(), fields: fieldsOf(envelope), bypass: request.bypass})
+    // A copy keeps its meta.id unless --new-id minted one, so brokers that deduplicate by it must not drop it.
+    const republish = request.asIs || !request.newId
+    queue(replayed, target, {body: request.asIs ? body : envelope.toBuffer(), fields: fieldsOf(envelope), bypass: request.bypass, republish})
   }
   const queue = (view: MessageView, target: string, outgoing: OutgoingMessage) => {
     planned++
