@@ -173,11 +173,13 @@ class MessageSplitter {
       }
     }
     this.sawAny = true
-    if (!isUtf8(bytes)) {
+    // Decoding replaces invalid bytes with U+FFFD; only then is the (slower) full check needed.
+    const text = bytes.toString('utf8')
+    if (text.includes('\uFFFD') && !isUtf8(bytes)) {
       this.emit({source: this.source, line: lineNumber, readError: {code: 'encoding.not_utf8', message: 'not valid UTF-8'}})
       return
     }
-    this.emit({source: this.source, line: lineNumber, text: bytes.toString('utf8')})
+    this.emit({source: this.source, line: lineNumber, text})
   }
 
   private addToDocument(chunk: Buffer) {
