@@ -127,23 +127,22 @@ export async function sendEntries(context: SendContext, entries: PreparedEntry[]
   // FIFO order within a group is the order of the sends: one batch at a time.
   const messageIds = new Map<string, number>()
   const duplicates: number[] = []
-  await forEachLimited(batches, context.fifo ? 1 : SEND_CONCURRENCY, async (batch) => {
-    for (const [index, messageId] of await sendBatch(context, batch)) {
-      accepted.add(index)
-      const earlier = messageIds.get(messageId)
-      if (earlier !== undefined && earlier !== index) duplicates.push(index)
-      else messageIds.set(messageId, index)
-    }
-  })
+  const onAccepted = (index: number, messageId: string) => {
+    accepted.add(index)
+    const earlier = messageIds.get(messageId)
+    if (earlier !== undefined && earlier !== index) duplicates.push(index)
+    else messageIds.set(messageId, index)
+  }
+  await forEachLimited(batches, context.fifo ? 1 : SEND_CONCURRENCY, (batch) => sendBatch(context, batch, onAccepted))
   if (duplicates.length > 0) {
     // Two entries of one call answered with one MessageId: SQS deduplicated one of them.
     throw new BqError(`SQS treated ${duplicates.length} message(s) published to "${context.queue}" as duplicates of others in the same publish (same deduplication id within 5 minutes) and will not deliver them`, {code: 'publish-deduplicated'})
   }
 }
 
-/** One batch, with bounded retries of the entries SQS failed on its side. Resolves to index → MessageId. */
-async function sendBatch(context: SendContext, batch: PreparedEntry[]): Promise<Map<number, string>> {
-  const done = new Map<number, string>()
+/** One batch, with bounded retries of the entries SQS failed on its side; reports each accepted entry as it is. */
+async function sendBatch(context: SendContext, batch: PreparedEntry[], onAccepted: (index: number, messageId: string) => void): Promise<void> {
+  const done = new Set<number>()
   let pending = batch
   let lastFailure = ''
   for (let attempt = 1; attempt <= ENTRY_ATTEMPTS && pending.length > 0; attempt++) {
@@ -156,7 +155,10 @@ async function sendBatch(context: SendContext, batch: PreparedEntry[]): Promise<
     }
     for (const success of result.Successful ?? []) {
       const index = Number(success.Id)
-      if (success.MessageId !== undefined && pending.some((p) => p.index === index)) done.set(index, success.MessageId)
+      if (success.MessageId !== undefined && pending.some((p) => p.index === index) && !done.has(index)) {
+        done.add(index)
+        onAccepted(index, success.MessageId)
+      }
     }
     const failed = result.Failed ?? []
     const refused = failed.find((failure) => failure.SenderFault === true)
@@ -171,5 +173,4 @@ async function sendBatch(context: SendContext, batch: PreparedEntry[]): Promise<
   if (pending.length > 0) {
     throw new BqError(`SQS did not accept ${pending.length} message(s) published to "${context.queue}" after ${ENTRY_ATTEMPTS} attempts (${lastFailure})`, {code: 'publish-failed'})
   }
-  return done
 }
