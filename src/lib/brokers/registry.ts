@@ -53,12 +53,15 @@ const openRabbit: Open = async (rawUrl, displayUrl) => {
 /** What the Kafka, SQS and Artemis adapter modules export. */
 interface UrlAdapterModule {
   createAdapter(url: URL, displayUrl: string): Promise<BrokerAdapter> | BrokerAdapter
+  /** Optional: takes the raw URL, for URLs the WHATWG parser rejects (Kafka's `host:port,host:port` list). */
+  createAdapterFromString?(rawUrl: string, displayUrl: string): Promise<BrokerAdapter> | BrokerAdapter
 }
 
 /** An opener for a module exporting `createAdapter`; the specifier is a variable so this file compiles while a module is being written. */
 function urlAdapter(scheme: string, packageName: string, modulePath: string): Open {
   return async (rawUrl, displayUrl) => {
     const module = await importAdapter(scheme, packageName, () => import(modulePath) as Promise<UrlAdapterModule>)
+    if (typeof module.createAdapterFromString === 'function') return module.createAdapterFromString(rawUrl, displayUrl)
     return module.createAdapter(parseUrl(rawUrl, displayUrl), displayUrl)
   }
 }

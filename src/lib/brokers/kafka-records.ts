@@ -1,0 +1,65 @@
+/**
+ * Kafka records ↔ bq messages: the §6 projection on the way out (value = body, `bq-` headers,
+ * timestamp = meta.created_at) and the display + inverse projection on the way in.
+ */
+import type {IHeaders, Message} from 'kafkajs'
+
+import {BYPASS_MARKER_VALUE} from '../bindings/native-values.js'
+import {kafkaHeaders, kafkaNativeFields, kafkaTimestamp} from '../bindings/kafka.js'
+import {REPLAY_BYPASS_HEADER} from '../envelope/fields.js'
+import type {BrokerMessage, OutgoingMessage} from './adapter.js'
+import type {KafkaRecord} from './kafka-wire.js'
+
+/** The record bq produces for a message. A body that is not an envelope gets no `bq-` headers. */
+export function toKafkaMessage(message: OutgoingMessage): Message {
+  if (message.fields === null) {
+    return {value: message.body, ...(message.bypass ? {headers: {[REPLAY_BYPASS_HEADER]: BYPASS_MARKER_VALUE}} : {})}
+  }
+  return {value: message.body, headers: kafkaHeaders(message.fields, {bypass: message.bypass}), timestamp: kafkaTimestamp(message.fields)}
+}
+
+/** A record exactly as it was (key, value, every header, timestamp), for putting it back on its partition. */
+export function copyOfRecord(record: KafkaRecord, partition: number): Message {
+  return {partition, key: record.key, value: record.value, headers: record.headers as IHeaders, timestamp: String(record.timestamp)}
+}
+
+/** Bytes a record costs in a produce request, roughly (for keeping batches under the broker's limit). */
+export function recordSize(message: Message): number {
+  let size = 70 + byteLength(message.value) + byteLength(message.key)
+  for (const [name, value] of Object.entries(message.headers ?? {})) {
+    for (const item of Array.isArray(value) ? value : [value]) size += name.length + byteLength(item as Buffer | string | undefined) + 8
+  }
+  return size
+}
+
+function byteLength(value: Buffer | string | null | undefined): number {
+  if (value === null || value === undefined) return 0
+  return typeof value === 'string' ? Buffer.byteLength(value) : value.length
+}
+
+/** `partition:offset`, the position bq shows for a record. */
+export function positionOf(partition: number, offset: number): string {
+  return `${partition}:${offset}`
+}
+
+/** A record as `bq peek` shows it: headers as strings, plus where it sits and its timestamp. */
+export function toBrokerMessage(topic: string, partition: number, record: KafkaRecord): BrokerMessage {
+  const headers: Record<string, string | string[]> = {}
+  for (const [name, value] of Object.entries(record.headers)) {
+    if (value === undefined) continue
+    headers[name] = Array.isArray(value) ? value.map(text) : text(value)
+  }
+  const native = kafkaNativeFields(record.headers)
+  if (Number.isSafeInteger(record.timestamp) && record.timestamp >= 0) native.createdAt = record.timestamp
+  return {
+    body: record.value,
+    headers: {topic, partition, offset: record.offset, timestamp: record.timestamp, key: record.key === null ? null : record.key.toString('utf8'), headers},
+    native,
+    enqueuedAt: record.timestamp,
+    position: positionOf(partition, record.offset),
+  }
+}
+
+function text(value: Buffer | string): string {
+  return typeof value === 'string' ? value : value.toString('utf8')
+}
