@@ -2,7 +2,7 @@ import js from '@eslint/js'
 import tseslint from 'typescript-eslint'
 
 export default tseslint.config(
-  {ignores: ['dist/', 'node_modules/', 'bench/tmp/', '.bq-test/']},
+  {ignores: ['dist/', 'dist.tmp/', 'node_modules/', 'bench/tmp/', '.bq-test/']},
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -4,14 +4,12 @@ import {BqCommand} from '../lib/cli/base-command.js'
 import {withBroker} from '../lib/cli/broker.js'
 import {confirmOrRequireYes} from '../lib/cli/confirm.js'
 import {sharedFlags} from '../lib/cli/flags.js'
-import {stopOnInterrupt} from '../lib/cli/interrupt.js'
+import {bypassWarning, runMoves} from '../lib/cli/move-run.js'
 import {openBroker} from '../lib/brokers/registry.js'
 import {UsageError} from '../lib/errors.js'
 import {parseSelector} from '../lib/ops/match.js'
 import type {RedriveItem, RedriveReport} from '../lib/ops/redrive.js'
 import {replay} from '../lib/ops/replay.js'
-import {exitCodeOf, itemPrinter, summaryLine} from '../lib/output/redrive-report.js'
-import {OutputWriter} from '../lib/output/writer.js'
 
 export default class Replay extends BqCommand {
   static override summary = 'Re-publish envelopes from a JSON or JSONL file (for example a peek --jsonl export).'
@@ -45,35 +43,20 @@ Exit status: 0 when every selected message was published, 3 when some were not, 
     const selectors = (flags.select ?? []).map(parseSelector)
     const json = this.jsonEnabled()
     const run = async (target: Awaited<ReturnType<typeof openBroker>>) => {
-      if (flags.bypass && !(target.capabilities.bypassMarker ?? target.capabilities.headers)) {
-        this.warn(`${target.kind} messages carry no headers, so --bypass cannot stamp bq-replay-bypass there (a no-op; on Redis, add ?bypass_ttl=SECONDS to the URL to write marker keys instead); replay into a sandbox queue with --to instead`)
-      }
+      const warning = bypassWarning(target, flags.bypass)
+        if (warning) this.warn(warning)
       if (!flags['dry-run'] && args.file !== '-') {
         const where = flags.to ? `to ${flags.to}` : "to each envelope's own queue"
         if (!(await confirmOrRequireYes(`Replay ${args.file} ${where} on ${target.displayUrl}?`, flags.yes))) {
           throw new UsageError('not confirmed; nothing was published')
         }
       }
-      const interrupt = stopOnInterrupt()
-      const out = new OutputWriter()
-      const items: RedriveItem[] = []
-      const print = itemPrinter(out, !json && (flags.list || flags['dry-run']))
-      try {
-        const report = await replay({
+      return runMoves({json, list: flags.list || flags['dry-run'], verb: 'published', log: (line) => this.logToStderr(line)}, (hooks) =>
+        replay({
           file: args.file, target, toQueue: flags.to, selectors, max: flags.max, rate: flags.rate, bypass: flags.bypass,
-          dryRun: flags['dry-run'], asIs: flags['as-is'], newId: flags['new-id'], stopRequested: interrupt.requested,
-          onItem: (item) => {
-            if (json) items.push(item)
-            print(item)
-          },
-        })
-        await out.flush()
-        if (!json) this.logToStderr(summaryLine(report, 'published'))
-        process.exitCode = exitCodeOf(report)
-        return {...report, items}
-      } finally {
-        interrupt.dispose()
-      }
+          dryRun: flags['dry-run'], asIs: flags['as-is'], newId: flags['new-id'], ...hooks,
+        }),
+      )
     }
     if (flags['to-broker']) {
       const target = await openBroker(flags['to-broker'])

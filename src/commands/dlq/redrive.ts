@@ -5,13 +5,11 @@ import {requireReceiveConsent, withBroker} from '../../lib/cli/broker.js'
 import {confirmOrRequireYes} from '../../lib/cli/confirm.js'
 import {dlqName} from '../../lib/cli/dlq-name.js'
 import {sharedFlags} from '../../lib/cli/flags.js'
-import {stopOnInterrupt} from '../../lib/cli/interrupt.js'
+import {bypassWarning, runMoves} from '../../lib/cli/move-run.js'
 import {openBroker} from '../../lib/brokers/registry.js'
 import {parseSelector} from '../../lib/ops/match.js'
 import {redrive} from '../../lib/ops/redrive.js'
 import type {RedriveItem, RedriveReport} from '../../lib/ops/redrive.js'
-import {exitCodeOf, itemPrinter, summaryLine} from '../../lib/output/redrive-report.js'
-import {OutputWriter} from '../../lib/output/writer.js'
 
 export default class DlqRedrive extends BqCommand {
   static override summary = 'Move dead-lettered messages back to their queues (or to a sandbox), reset for reprocessing.'
@@ -48,12 +46,10 @@ Exit status: 0 when every selected message moved, 3 when some did not, 2 for usa
     const json = this.jsonEnabled()
     return withBroker(flags.broker, async (source) => {
       const target = flags['to-broker'] ? await openBroker(flags['to-broker']) : source
-      const interrupt = stopOnInterrupt()
       try {
         if (flags['dry-run']) requireReceiveConsent(source, flags.receive, 'a dry run')
-        if (flags.bypass && !(target.capabilities.bypassMarker ?? target.capabilities.headers)) {
-          this.warn(`${target.kind} messages carry no headers, so --bypass cannot stamp bq-replay-bypass there (a no-op; on Redis, add ?bypass_ttl=SECONDS to the URL to write marker keys instead); route to a sandbox with --to instead`)
-        }
+        const warning = bypassWarning(target, flags.bypass)
+        if (warning) this.warn(warning)
         if (!flags['dry-run']) {
           const depth = await source.count(dlq)
           const where = flags.to ? `to ${flags.to}` : 'to their original queues'
@@ -64,23 +60,10 @@ Exit status: 0 when every selected message moved, 3 when some did not, 2 for usa
             return {...emptyReport(dlq, source.displayUrl, target.displayUrl), items: []}
           }
         }
-        const out = new OutputWriter()
-        const items: RedriveItem[] = []
-        const print = itemPrinter(out, !json && (flags.list || flags['dry-run']))
-        const report = await redrive({
-          source, target, dlq, toQueue: flags.to, selectors, max: flags.max, rate: flags.rate, bypass: flags.bypass, dryRun: flags['dry-run'],
-          stopRequested: interrupt.requested,
-          onItem: (item) => {
-            if (json) items.push(item)
-            print(item)
-          },
-        })
-        await out.flush()
-        if (!json) this.logToStderr(summaryLine(report, 'moved'))
-        process.exitCode = exitCodeOf(report)
-        return {...report, items}
+        return await runMoves({json, list: flags.list || flags['dry-run'], verb: 'moved', log: (line) => this.logToStderr(line)}, (hooks) =>
+          redrive({source, target, dlq, toQueue: flags.to, selectors, max: flags.max, rate: flags.rate, bypass: flags.bypass, dryRun: flags['dry-run'], ...hooks}),
+        )
       } finally {
-        interrupt.dispose()
         if (target !== source) await target.close()
       }
     })
