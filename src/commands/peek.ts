@@ -1,7 +1,7 @@
 import {Args, Flags} from '@oclif/core'
 
 import {BqCommand} from '../lib/cli/base-command.js'
-import {requireReceiveConsent, withBroker} from '../lib/cli/broker.js'
+import {readTrace, requireReceiveConsent, withBroker} from '../lib/cli/broker.js'
 import {sharedFlags} from '../lib/cli/flags.js'
 import {browseQueue} from '../lib/ops/browse.js'
 import {globToRegExp} from '../lib/ops/match.js'
@@ -77,7 +77,7 @@ export default class Peek extends BqCommand {
       const filtered = selectors.length > 0 ? ` matching ${selectors.map((s) => s.text).join(' and ')} (scanned ${outcome.scanned}${outcome.truncated ? `, stopped at --scan ${flags.scan}` : ''})` : ''
       this.logToStderr(`${args.queue} on ${adapter.displayUrl}: ${depth} waiting; showing ${outcome.views.length}${filtered}`)
       if (!adapter.capabilities.truePeek && outcome.scanned > 0) {
-        this.logToStderr(`note: ${adapter.kind} has no true peek; the ${outcome.scanned} message(s) read were returned to their places and are now flagged redelivered`)
+        this.logToStderr(`note: ${adapter.kind} has no true peek; the ${outcome.scanned} message(s) read ${readTrace(adapter)}`)
       }
       return result
     })

@@ -33,6 +33,15 @@ export interface BrokerCase {
   truePeek: boolean
   headers: boolean
   delay: boolean
+  /** Reading has side effects (SQS): read commands get --receive. */
+  receive?: boolean
+  /** The broker keeps queue order (absent = true); without it, lists are compared as sets. */
+  ordered?: boolean
+  /**
+   * The name of a queue derived from a test queue (its DLQ, a sandbox), for brokers whose queue
+   * names cannot contain dots (SQS); the DLQ is then passed with --dlq. Absent: `<queue>.<suffix>`.
+   */
+  derivedQueue?: (queue: string, suffix: string) => string
 }
 
 export const brokerCases: Record<string, BrokerCase> = {
@@ -59,17 +68,28 @@ export async function json(args: string[]): Promise<Record<string, unknown>> {
 }
 
 /** Every body in a queue, exactly as stored (via peek --json, which base64-encodes non-envelopes). */
-export async function rawBodies(url: string, queue: string): Promise<string[]> {
-  const peek = await json(['peek', queue, '-b', url, '--limit', '1000'])
+export async function rawBodies(url: string, queue: string, extra: string[] = []): Promise<string[]> {
+  const peek = await json(['peek', queue, '-b', url, '--limit', '1000', ...extra])
   return (peek.messages as Array<{body: string; body_encoding: string}>).map((m) => (m.body_encoding === 'base64' ? Buffer.from(m.body, 'base64').toString('utf8') : m.body))
 }
 
-export async function depth(url: string, queue: string): Promise<number> {
-  return (await json(['peek', queue, '-b', url, '--limit', '1'])).depth as number
+export async function depth(url: string, queue: string, extra: string[] = []): Promise<number> {
+  return (await json(['peek', queue, '-b', url, '--limit', '1', ...extra])).depth as number
 }
+
+const depthOf = depth
+const bodiesOf = rawBodies
 
 /** Registers the command tests for one broker. */
 export function commandSuite(broker: BrokerCase): void {
+  const read = broker.receive ? ['--receive'] : []
+  const sub = (queue: string, suffix: string) => broker.derivedQueue?.(queue, suffix) ?? `${queue}.${suffix}`
+  /** `--dlq <name>` where the DLQ is not the default `<queue>.dlq`. */
+  const dlqFlag = (queue: string) => (broker.derivedQueue ? ['--dlq', sub(queue, 'dlq')] : [])
+  const depth = (url: string, queue: string) => depthOf(url, queue, read)
+  const rawBodies = (url: string, queue: string) => bodiesOf(url, queue, read)
+  /** Lists compared in order, or as sets where the broker keeps no order. */
+  const inOrder = <T>(list: T[]): T[] => (broker.ordered === false ? [...list].sort() : list)
   describe(`commands on ${broker.name}`, () => {
     test('publish prints ids; peek shows them; --jsonl exports envelopes', async (t) => {
       if (!(await broker.available(t))) return
@@ -78,23 +98,23 @@ export function commandSuite(broker: BrokerCase): void {
       assert.equal(published.code, 0, published.stderr)
       const ids = published.stdout.trim().split('\n')
       assert.equal(ids.length, 3)
-      const peek = await json(['peek', queue, '-b', broker.url()])
+      const peek = await json(['peek', queue, '-b', broker.url(), ...read])
       assert.equal(peek.depth, 3)
       const messages = peek.messages as Array<Record<string, unknown>>
-      assert.deepEqual(messages.map((m) => m.id), ids)
+      assert.deepEqual(inOrder(messages.map((m) => m.id as string)), inOrder(ids))
       for (const m of messages) {
         assert.equal(m.urn, 'urn:babel:orders:created')
         assert.equal(m.valid, true)
         assert.equal(m.attempts, 0)
         assert.match(m.body as string, /"data":\{"order_id":1042,"amount":99\.90,"big":9007199254740993\}/)
       }
-      const jsonl = await runBq(['peek', queue, '-b', broker.url(), '--jsonl'])
+      const jsonl = await runBq(['peek', queue, '-b', broker.url(), '--jsonl', ...read])
       const lines = jsonl.stdout.trim().split('\n')
       assert.equal(lines.length, 3)
-      assert.deepEqual(lines.map((l) => decode(l).id), ids)
+      assert.deepEqual(inOrder(lines.map((l) => decode(l).id as string)), inOrder(ids))
       // Peek leaves the queue as it was.
       assert.equal(await depth(broker.url(), queue), 3)
-      const table = await runBq(['peek', queue, '-b', broker.url(), '--limit', '2'])
+      const table = await runBq(['peek', queue, '-b', broker.url(), '--limit', '2', ...read])
       assert.match(table.stdout, /^#\tid\turn\ttrace\tattempts\tage\tlang\tsize\tvalid$/m)
       assert.equal(table.stdout.trim().split('\n').length, 3)
       if (!broker.truePeek) assert.match(table.stderr, /no true peek/)
@@ -105,9 +125,9 @@ export function commandSuite(broker: BrokerCase): void {
       const queue = uniqueQueue('filter')
       await runBq(['publish', 'urn:babel:orders:created', '-q', queue, '-b', broker.url(), '--count', '2'])
       const traced = await runBq(['publish', 'urn:babel:billing:paid', '-q', queue, '-b', broker.url(), '--trace-id', '7b3f9c2a-e41d-4f88-9b2a-1c0d5e6f7a8b'])
-      const byUrn = await json(['peek', queue, '-b', broker.url(), '--urn', 'urn:babel:orders:*'])
+      const byUrn = await json(['peek', queue, '-b', broker.url(), '--urn', 'urn:babel:orders:*', ...read])
       assert.equal((byUrn.messages as unknown[]).length, 2)
-      const byTrace = await json(['peek', queue, '-b', broker.url(), '--trace-id', '7b3f9c2a-e41d-4f88-9b2a-1c0d5e6f7a8b'])
+      const byTrace = await json(['peek', queue, '-b', broker.url(), '--trace-id', '7b3f9c2a-e41d-4f88-9b2a-1c0d5e6f7a8b', ...read])
       assert.deepEqual((byTrace.messages as Array<{id: string}>).map((m) => m.id), [traced.stdout.trim()])
     })
 
@@ -135,12 +155,12 @@ export function commandSuite(broker: BrokerCase): void {
       if (!(await broker.available(t))) return
       const queue = uniqueQueue('inspect')
       const file = dlqExport(queue)
-      const seeded = await runBq(['replay', file, '--as-is', '--to', `${queue}.dlq`, '--yes', '-b', broker.url()])
+      const seeded = await runBq(['replay', file, '--as-is', '--to', sub(queue, 'dlq'), '--yes', '-b', broker.url()])
       assert.equal(seeded.code, 0, seeded.stderr)
       const poison = path.join(workDir, `${queue}.poison`)
       writeFileSync(poison, 'this is not json\n')
-      assert.equal((await runBq(['replay', poison, '--as-is', '--to', `${queue}.dlq`, '--yes', '-b', broker.url()])).code, 0)
-      const report = await json(['dlq', 'inspect', queue, '-b', broker.url()])
+      assert.equal((await runBq(['replay', poison, '--as-is', '--to', sub(queue, 'dlq'), '--yes', '-b', broker.url()])).code, 0)
+      const report = await json(['dlq', 'inspect', queue, '-b', broker.url(), ...dlqFlag(queue), ...read])
       assert.equal(report.depth, 5)
       const groups = report.groups as Array<{key: Record<string, string>; count: number; poison: boolean; oldest_failed_at: number | null}>
       assert.equal(groups.reduce((sum, g) => sum + g.count, 0), 5)
@@ -148,17 +168,17 @@ export function commandSuite(broker: BrokerCase): void {
       const timeouts = groups.find((g) => g.key.exception === 'App\\Exceptions\\GatewayTimeout')
       assert.deepEqual(timeouts?.key, {reason: 'failed', urn: 'urn:babel:orders:created', exception: 'App\\Exceptions\\GatewayTimeout', original_queue: queue})
       assert.equal(timeouts?.oldest_failed_at, 1764489660000)
-      const byReason = await json(['inspect-dlq', queue, '-b', broker.url(), '--group-by', 'reason'])
+      const byReason = await json(['inspect-dlq', queue, '-b', broker.url(), '--group-by', 'reason', ...dlqFlag(queue), ...read])
       assert.deepEqual((byReason.groups as Array<{key: Record<string, string>; count: number}>).filter((g) => g.key.reason).map((g) => [g.key.reason, g.count]), [['failed', 3], ['unknown_urn', 1]])
-      const listed = await json(['dlq', 'inspect', queue, '-b', broker.url(), '--list'])
+      const listed = await json(['dlq', 'inspect', queue, '-b', broker.url(), '--list', ...dlqFlag(queue), ...read])
       assert.equal((listed.messages as unknown[]).length, 5)
-      assert.equal(await depth(broker.url(), `${queue}.dlq`), 5, 'inspect consumed nothing')
+      assert.equal(await depth(broker.url(), sub(queue, 'dlq')), 5, 'inspect consumed nothing')
     })
 
     test('dlq redrive: dry run changes nothing; --yes needed; selected move byte-exact; the rest stay in order', async (t) => {
       if (!(await broker.available(t))) return
       const queue = uniqueQueue('redrive')
-      const dlq = `${queue}.dlq`
+      const dlq = sub(queue, 'dlq')
       await runBq(['replay', dlqExport(queue), '--as-is', '--to', dlq, '--yes', '-b', broker.url()])
       const poison = path.join(workDir, `${queue}.poison`)
       writeFileSync(poison, '{"broken": \n')
@@ -166,52 +186,51 @@ export function commandSuite(broker: BrokerCase): void {
       const before = await rawBodies(broker.url(), dlq)
       assert.equal(before.length, 5)
 
-      const dry = await runBq(['dlq', 'redrive', queue, '--dry-run', '-b', broker.url()])
+      const dry = await runBq(['dlq', 'redrive', queue, '--dry-run', '-b', broker.url(), ...dlqFlag(queue), ...read])
       assert.equal(dry.code, 0, dry.stderr)
       assert.match(dry.stdout, /would move\t4a1f9c2e-7b3d-4e6a-8f10-2c4d6e8fa001\turn:babel:orders:created\treason=failed -> /)
       assert.match(dry.stderr, /dry run: 5 examined: 4 would be moved, 0 not selected, 1 poison, 0 failed/)
-      assert.deepEqual(await rawBodies(broker.url(), dlq), before)
+      assert.deepEqual(inOrder(await rawBodies(broker.url(), dlq)), inOrder(before))
 
-      const refused = await runBq(['dlq', 'redrive', queue, '-b', broker.url()])
+      const refused = await runBq(['dlq', 'redrive', queue, '-b', broker.url(), ...dlqFlag(queue)])
       assert.equal(refused.code, 2)
       assert.match(refused.stderr, /add --yes/)
-      assert.deepEqual(await rawBodies(broker.url(), dlq), before)
+      assert.deepEqual(inOrder(await rawBodies(broker.url(), dlq)), inOrder(before))
 
-      const run = await json(['dlq', 'redrive', queue, '--select', 'reason=failed', '--select', 'exception~Timeout', '--yes', '-b', broker.url()])
+      const run = await json(['dlq', 'redrive', queue, '--select', 'reason=failed', '--select', 'exception~Timeout', '--yes', '-b', broker.url(), ...dlqFlag(queue)])
       assert.deepEqual(run.counts, {examined: 5, redriven: 2, would_redrive: 0, skipped: 2, poison: 1, failed: 0})
       const items = run.items as Array<Record<string, unknown>>
-      assert.deepEqual(items.filter((i) => i.outcome === 'redriven').map((i) => [i.id, i.reason, i.target]), [
-        ['4a1f9c2e-7b3d-4e6a-8f10-2c4d6e8fa001', 'failed', queue],
-        ['4a1f9c2e-7b3d-4e6a-8f10-2c4d6e8fa002', 'failed', queue],
-      ])
+      const moved = ['4a1f9c2e-7b3d-4e6a-8f10-2c4d6e8fa001', '4a1f9c2e-7b3d-4e6a-8f10-2c4d6e8fa002']
+      assert.deepEqual(inOrder(items.filter((i) => i.outcome === 'redriven').map((i) => [i.id, i.reason, i.target])), moved.map((id) => [id, 'failed', queue]))
+      const idOf = (body: string) => (body.startsWith('{"job"') ? decode(body).id : undefined)
       // The target holds the originals with only dead_letter removed and attempts 0.
-      const expected = before.slice(0, 2).map((body) => resetForRedrive(decode(body)).text)
-      assert.deepEqual(await rawBodies(broker.url(), queue), expected)
-      assert.match(expected[1], /"amount_cents":9007199254740993/)
-      // Unselected and poison stay, in their original order.
-      assert.deepEqual(await rawBodies(broker.url(), dlq), before.slice(2))
+      const expected = before.filter((body) => moved.includes(idOf(body) ?? '')).map((body) => resetForRedrive(decode(body)).text)
+      assert.deepEqual(inOrder(await rawBodies(broker.url(), queue)), inOrder(expected))
+      assert.match(expected.find((body) => body.includes(moved[1])) ?? '', /"amount_cents":9007199254740993/)
+      // Unselected and poison stay, in their original order (where the broker keeps one).
+      assert.deepEqual(inOrder(await rawBodies(broker.url(), dlq)), inOrder(before.filter((body) => !moved.includes(idOf(body) ?? ''))))
     })
 
     test('dlq redrive --to sandbox, --max, --rate, and the redrive alias', async (t) => {
       if (!(await broker.available(t))) return
       const queue = uniqueQueue('sandbox')
-      await runBq(['replay', dlqExport(queue), '--as-is', '--to', `${queue}.dlq`, '--yes', '-b', broker.url()])
-      const first = await json(['redrive', queue, '--to', `${queue}.sandbox`, '--max', '1', '--yes', '-b', broker.url()])
+      await runBq(['replay', dlqExport(queue), '--as-is', '--to', sub(queue, 'dlq'), '--yes', '-b', broker.url()])
+      const first = await json(['redrive', queue, '--to', sub(queue, 'sandbox'), '--max', '1', '--yes', '-b', broker.url(), ...dlqFlag(queue)])
       assert.equal((first.counts as {redriven: number}).redriven, 1)
-      const rest = await json(['dlq', 'redrive', queue, '--to', `${queue}.sandbox`, '--rate', '20', '--yes', '-b', broker.url()])
+      const rest = await json(['dlq', 'redrive', queue, '--to', sub(queue, 'sandbox'), '--rate', '20', '--yes', '-b', broker.url(), ...dlqFlag(queue)])
       assert.equal((rest.counts as {redriven: number}).redriven, 3)
-      assert.equal(await depth(broker.url(), `${queue}.sandbox`), 4)
-      assert.equal(await depth(broker.url(), `${queue}.dlq`), 0)
+      assert.equal(await depth(broker.url(), sub(queue, 'sandbox')), 4)
+      assert.equal(await depth(broker.url(), sub(queue, 'dlq')), 0)
       assert.equal(await depth(broker.url(), queue), 0)
     })
 
     test('--bypass stamps bq-replay-bypass where the broker has headers, and warns where not', async (t) => {
       if (!(await broker.available(t))) return
       const queue = uniqueQueue('bypass')
-      await runBq(['replay', dlqExport(queue), '--as-is', '--to', `${queue}.dlq`, '--yes', '-b', broker.url(), '--max', '1'])
-      const result = await runBq(['dlq', 'redrive', queue, '--bypass', '--yes', '-b', broker.url()])
+      await runBq(['replay', dlqExport(queue), '--as-is', '--to', sub(queue, 'dlq'), '--yes', '-b', broker.url(), '--max', '1'])
+      const result = await runBq(['dlq', 'redrive', queue, '--bypass', '--yes', '-b', broker.url(), ...dlqFlag(queue)])
       assert.equal(result.code, 0, result.stderr)
-      const peek = await json(['peek', queue, '-b', broker.url(), '--headers'])
+      const peek = await json(['peek', queue, '-b', broker.url(), '--headers', ...read])
       const headers = (peek.messages as Array<{headers: Record<string, unknown>}>)[0].headers
       if (broker.headers) {
         assert.equal(JSON.stringify(headers).includes('bq-replay-bypass'), true, JSON.stringify(headers))
@@ -225,21 +244,21 @@ export function commandSuite(broker: BrokerCase): void {
       const queue = uniqueQueue('replay')
       const file = dlqExport(queue)
       const lines = readFileSync(file, 'utf8').trim().split('\n')
-      const dry = await runBq(['replay', file, '--to', `${queue}.a`, '--dry-run', '-b', broker.url()])
+      const dry = await runBq(['replay', file, '--to', sub(queue, 'a'), '--dry-run', '-b', broker.url()])
       assert.equal(dry.code, 0)
-      assert.equal(await depth(broker.url(), `${queue}.a`), 0)
-      assert.equal((await runBq(['replay', file, '--to', `${queue}.a`, '--yes', '-b', broker.url()])).code, 0)
-      assert.deepEqual(await rawBodies(broker.url(), `${queue}.a`), lines.map((l) => resetForRedrive(decode(l)).text))
-      assert.equal((await runBq(['replay', file, '--to', `${queue}.b`, '--new-id', '--select', 'reason=unknown_urn', '--yes', '-b', broker.url()])).code, 0)
-      const renewed = (await rawBodies(broker.url(), `${queue}.b`)).map((b) => decode(b))
+      assert.equal(await depth(broker.url(), sub(queue, 'a')), 0)
+      assert.equal((await runBq(['replay', file, '--to', sub(queue, 'a'), '--yes', '-b', broker.url()])).code, 0)
+      assert.deepEqual(inOrder(await rawBodies(broker.url(), sub(queue, 'a'))), inOrder(lines.map((l) => resetForRedrive(decode(l)).text)))
+      assert.equal((await runBq(['replay', file, '--to', sub(queue, 'b'), '--new-id', '--select', 'reason=unknown_urn', '--yes', '-b', broker.url()])).code, 0)
+      const renewed = (await rawBodies(broker.url(), sub(queue, 'b'))).map((b) => decode(b))
       assert.equal(renewed.length, 1)
       assert.notEqual(renewed[0].id, '4a1f9c2e-7b3d-4e6a-8f10-2c4d6e8fa003')
       assert.equal(renewed[0].traceId, '2d8e5f3a-4f6c-4a0d-9e3f-5a7b9c1d3e4f')
-      assert.equal((await runBq(['replay', file, '--to', `${queue}.c`, '--as-is', '--yes', '-b', broker.url()])).code, 0)
-      assert.deepEqual(await rawBodies(broker.url(), `${queue}.c`), lines)
-      const stdin = await runBq(['replay', '-', '--to', `${queue}.d`, '--yes', '-b', broker.url()], {stdin: lines[0]})
+      assert.equal((await runBq(['replay', file, '--to', sub(queue, 'c'), '--as-is', '--yes', '-b', broker.url()])).code, 0)
+      assert.deepEqual(inOrder(await rawBodies(broker.url(), sub(queue, 'c'))), inOrder(lines))
+      const stdin = await runBq(['replay', '-', '--to', sub(queue, 'd'), '--yes', '-b', broker.url()], {stdin: lines[0]})
       assert.equal(stdin.code, 0, stdin.stderr)
-      assert.equal(await depth(broker.url(), `${queue}.d`), 1)
+      assert.equal(await depth(broker.url(), sub(queue, 'd')), 1)
     })
   })
 }

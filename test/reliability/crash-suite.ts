@@ -22,7 +22,8 @@ import {requireBroker, uniqueQueue} from '../support/brokers.js'
 import {binRun, runBq} from '../support/cli.js'
 
 export const trials = Number(process.env.BQ_CRASH_TRIALS ?? 20)
-const messages = Number(process.env.BQ_CRASH_MESSAGES ?? 20_000)
+/** Messages per trial: BQ_CRASH_MESSAGES, else the case's own count, else 20,000. */
+const messagesFor = (c: CrashCase) => Number(process.env.BQ_CRASH_MESSAGES ?? c.messages ?? 20_000)
 const redisUrl = process.env.BQ_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379/0'
 const amqpUrl = process.env.BQ_TEST_AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672'
 
@@ -37,6 +38,12 @@ export interface CrashCase {
   url: () => string
   exactlyOnce: boolean
   available: (t: TestContext) => Promise<boolean>
+  /** Messages per trial where 20,000 would make the run far too long on the test broker (say why in the case). */
+  messages?: number
+  /** The DLQ of a test queue where `<queue>.dlq` is not a valid name (SQS); commands get it with --dlq. */
+  dlqName?: (queue: string) => string
+  /** Waits until messages a killed run still held are back in these queues (SQS: their visibility timeout ends). */
+  settle?: (queues: string[]) => Promise<void>
 }
 
 export const crashCases: Record<string, CrashCase> = {
@@ -45,7 +52,7 @@ export const crashCases: Record<string, CrashCase> = {
   rabbitmq: {name: 'rabbitmq', url: () => amqpUrl, exactlyOnce: false, available: (t) => requireBroker(t, 'RabbitMQ', '127.0.0.1', Number(new URL(amqpUrl).port || 5672))},
 }
 
-async function seed(adapter: BrokerAdapter, queue: string, count: number): Promise<Set<string>> {
+async function seed(adapter: BrokerAdapter, queue: string, dlq: string, count: number): Promise<Set<string>> {
   const ids = new Set<string>()
   for (let start = 0; start < count; start += 1000) {
     const batch = []
@@ -54,7 +61,7 @@ async function seed(adapter: BrokerAdapter, queue: string, count: number): Promi
       ids.add(envelope.id as string)
       batch.push({body: envelope.toBuffer(), fields: fieldsOf(envelope)})
     }
-    await adapter.publish(`${queue}.dlq`, batch)
+    await adapter.publish(dlq, batch)
   }
   return ids
 }
@@ -82,10 +89,10 @@ function count(seen: Map<string, number>, body: Buffer) {
 }
 
 /** Runs a redrive and SIGKILLs it after `killAfterMs` (undefined: let it finish). Resolves to its duration. */
-function redriveAndKill(url: string, queue: string, killAfterMs?: number): Promise<{ms: number; killed: boolean}> {
+function redriveAndKill(url: string, queue: string, extra: string[], killAfterMs?: number): Promise<{ms: number; killed: boolean}> {
   return new Promise((resolve, reject) => {
     const started = Date.now()
-    const child = spawn(process.execPath, [binRun, 'dlq', 'redrive', queue, '--yes', '-b', url], {stdio: ['ignore', 'ignore', 'pipe']})
+    const child = spawn(process.execPath, [binRun, 'dlq', 'redrive', queue, '--yes', '-b', url, ...extra], {stdio: ['ignore', 'ignore', 'pipe']})
     let stderr = ''
     child.stderr.on('data', (chunk) => (stderr += chunk))
     const timer = killAfterMs === undefined ? undefined : setTimeout(() => child.kill('SIGKILL'), killAfterMs)
@@ -100,6 +107,9 @@ function redriveAndKill(url: string, queue: string, killAfterMs?: number): Promi
 
 /** Registers the SIGKILL-during-redrive test for one broker. */
 export function crashSuite(c: CrashCase): void {
+  const messages = messagesFor(c)
+  const dlqOf = (queue: string) => c.dlqName?.(queue) ?? `${queue}.dlq`
+  const dlqFlag = (queue: string) => (c.dlqName ? ['--dlq', dlqOf(queue)] : [])
   describe(`SIGKILL during redrive on ${c.name}`, () => {
     test(`${trials} trials of ${messages} messages: every meta.id survives`, {timeout: 3_600_000}, async (t) => {
       if (!(await c.available(t))) return
@@ -109,15 +119,16 @@ export function crashSuite(c: CrashCase): void {
         let killedMidRun = 0
         for (let trial = 0; trial <= trials; trial++) {
           const queue = uniqueQueue(`crash${trial}`)
-          const ids = await seed(adapter, queue, messages)
+          const ids = await seed(adapter, queue, dlqOf(queue), messages)
           // Trial 0 runs to completion to learn how long a run takes; the others are killed inside that window.
           const killAt = trial === 0 ? undefined : Math.round(fullRunMs * (0.15 + Math.random() * 0.8))
-          const run = await redriveAndKill(c.url(), queue, killAt)
+          const run = await redriveAndKill(c.url(), queue, dlqFlag(queue), killAt)
           if (trial === 0) fullRunMs = run.ms
           if (run.killed) killedMidRun++
-          const recovered = await runBq(['dlq', 'recover', queue, '-b', c.url()])
+          const recovered = await runBq(['dlq', 'recover', queue, '-b', c.url(), ...dlqFlag(queue)])
           assert.equal(recovered.code, 0, recovered.stderr)
-          const seen = await census(adapter, [`${queue}.dlq`, queue])
+          await c.settle?.([dlqOf(queue), queue])
+          const seen = await census(adapter, [dlqOf(queue), queue])
           const missing = [...ids].filter((id) => !seen.has(id))
           assert.deepEqual(missing.slice(0, 5), [], `trial ${trial}: ${missing.length} meta.id(s) lost`)
           if (c.exactlyOnce) {
@@ -125,8 +136,8 @@ export function crashSuite(c: CrashCase): void {
             assert.deepEqual(doubled.slice(0, 5), [], `trial ${trial}: ${doubled.length} meta.id(s) duplicated`)
           }
           assert.equal([...seen.keys()].filter((id) => !ids.has(id)).length, 0, 'no foreign messages')
-          if (trial === 0) assert.equal(await adapter.count(`${queue}.dlq`), 0, 'a full run empties the DLQ')
-          await drainAway(adapter, [`${queue}.dlq`, queue])
+          if (trial === 0) assert.equal(await adapter.count(dlqOf(queue)), 0, 'a full run empties the DLQ')
+          await drainAway(adapter, [dlqOf(queue), queue])
         }
         t.diagnostic(`${c.name}: full run of ${messages} took ${fullRunMs} ms; ${killedMidRun}/${trials} trials killed mid-run`)
         assert.ok(killedMidRun >= Math.ceil(trials / 2), `only ${killedMidRun} of ${trials} kills landed mid-run`)

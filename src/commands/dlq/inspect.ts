@@ -1,7 +1,7 @@
 import {Args, Flags} from '@oclif/core'
 
 import {BqCommand} from '../../lib/cli/base-command.js'
-import {requireReceiveConsent, withBroker} from '../../lib/cli/broker.js'
+import {readTrace, requireReceiveConsent, withBroker} from '../../lib/cli/broker.js'
 import {dlqName} from '../../lib/cli/dlq-name.js'
 import {sharedFlags} from '../../lib/cli/flags.js'
 import {GROUP_KEYS, inspectDlq, parseGroupBy} from '../../lib/ops/inspect.js'
@@ -57,7 +57,7 @@ export default class DlqInspect extends BqCommand {
       }
       this.logToStderr(`${dlq} on ${report.broker}: ${report.depth} waiting; ${report.scanned} examined in ${report.groups.length} group(s)${report.truncated ? ` (stopped at --scan ${flags.scan})` : ''}`)
       if (!adapter.capabilities.truePeek && report.scanned > 0) {
-        this.logToStderr(`note: ${adapter.kind} has no true peek; the messages read were returned to their places and are now flagged redelivered`)
+        this.logToStderr(`note: ${adapter.kind} has no true peek; the messages read ${readTrace(adapter)}`)
       }
       return report
     })

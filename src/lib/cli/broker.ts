@@ -12,6 +12,13 @@ export async function withBroker<T>(flag: string | undefined, work: (adapter: Br
   }
 }
 
+/** What a read leaves behind on a broker without a true peek, for the note peek and inspect print. */
+export function readTrace(adapter: BrokerAdapter): string {
+  return adapter.capabilities.receiveSideEffects
+    ? 'were received and made visible again; the receive count of each rose by one'
+    : 'were returned to their places and are now flagged redelivered'
+}
+
 /** Refuses to read from a broker where reading has side effects, unless the operator said --receive. */
 export function requireReceiveConsent(adapter: BrokerAdapter, consent: boolean, what: string): void {
   if (adapter.capabilities.receiveSideEffects && !consent) {
