@@ -134,7 +134,7 @@ export class RabbitDrainSession implements DrainSession {
       }
       // Read ahead only once the caller streams: a first call holds no more than it asked for
       // (the rest stays ready for other consumers and in counts); later calls get a full window.
-      this.readAhead = this.calls++ === 0 ? want : this.window
+      this.readAhead = this.calls++ === 0 ? Math.min(want, this.window) : this.window
       let idleSince = Date.now()
       while (this.buffered() < want && !this.exhausted && this.deliveredTotal < this.limit) {
         const generation = this.active
@@ -142,8 +142,8 @@ export class RabbitDrainSession implements DrainSession {
         // A consumer started with a small first read-ahead is replaced by a full-window one.
         const undersized = generation !== undefined && !stalled && generation.prefetch < this.readAhead && this.deliveredTotal - generation.delivered + generation.acked + generation.prefetch < this.limit
         if (stalled || undersized) {
-          // Hand out what is here before opening another window.
-          if (this.buffered() > 0) break
+          // A full window (released messages stay un-acked and fill it) must not shorten the
+          // batch: a fresh consumer continues. Buffered messages stay below want + window.
           await this.startGeneration()
           idleSince = Date.now()
           continue

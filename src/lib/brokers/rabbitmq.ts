@@ -42,6 +42,9 @@ export const RABBIT_CAPABILITIES: Capabilities = {
   // A publish on one channel and an ack on another are two steps; AMQP 0-9-1 transactions do not
   // make a consume+publish atomic either.
   atomicMove: false,
+  // Classic queues keep order and put returned messages back in place. (Quorum queues, which
+  // browse refuses, return released messages ahead of the rest with x-delivery-count raised.)
+  ordered: true,
 }
 
 /** A browse that finds no delivery for this long asks the broker whether the queue has run dry. */
