@@ -1,8 +1,10 @@
 import {Args, Flags} from '@oclif/core'
 
+import type {BrowseFrom} from '../lib/brokers/adapter.js'
 import {BqCommand} from '../lib/cli/base-command.js'
 import {readTrace, requireReceiveConsent, withBroker} from '../lib/cli/broker.js'
 import {sharedFlags} from '../lib/cli/flags.js'
+import {UsageError} from '../lib/errors.js'
 import {browseQueue} from '../lib/ops/browse.js'
 import {globToRegExp} from '../lib/ops/match.js'
 import type {Selector} from '../lib/ops/match.js'
@@ -27,6 +29,7 @@ export default class Peek extends BqCommand {
     '<%= config.bin %> peek orders --limit 50 --urn "urn:babel:orders:*"',
     '<%= config.bin %> peek orders.dlq --jsonl > export.jsonl',
     '<%= config.bin %> peek orders -b amqp://guest:guest@localhost --headers',
+    '<%= config.bin %> peek orders.dlq -b kafka://localhost:9092 --from-time 2026-11-30T08:00:00Z',
   ]
   static override args = {queue: Args.string({description: 'queue to look at', required: true})}
   static override flags = {
@@ -37,6 +40,10 @@ export default class Peek extends BqCommand {
     jsonl: Flags.boolean({description: 'print one envelope per line (an export replay can read)', exclusive: ['raw']}),
     raw: Flags.boolean({description: 'print each body exactly as stored, one per line'}),
     headers: Flags.boolean({description: 'show the native broker metadata of each message'}),
+    'from-beginning': Flags.boolean({description: 'log brokers (Kafka): read the whole retained log, not only what a redrive would still see', exclusive: ['from-offset', 'from-time', 'last'], helpGroup: 'LOG'}),
+    'from-offset': Flags.string({description: 'log brokers (Kafka): read from OFFSET in every partition, or from PARTITION:OFFSET in one', exclusive: ['from-time', 'last'], helpGroup: 'LOG'}),
+    'from-time': Flags.string({description: 'log brokers (Kafka): read from the first record at or after this time (ISO 8601 or Unix ms)', exclusive: ['last'], helpGroup: 'LOG'}),
+    last: Flags.integer({description: 'log brokers (Kafka): read the last N records of each partition', min: 1, helpGroup: 'LOG'}),
     receive: sharedFlags.receive,
     broker: sharedFlags.broker,
   }
@@ -49,10 +56,14 @@ export default class Peek extends BqCommand {
       selectors.push({key: 'urn', test: (v) => regex.test(v), text: `urn=${flags.urn}`})
     }
     if (flags['trace-id'] !== undefined) selectors.push({key: 'trace_id', test: (v) => v === flags['trace-id'], text: `trace_id=${flags['trace-id']}`})
+    const from = logPosition(flags)
     return withBroker(flags.broker, async (adapter) => {
       requireReceiveConsent(adapter, flags.receive, 'peek')
+      if (from !== undefined && !adapter.capabilities.logBrowse) {
+        throw new UsageError(`${adapter.kind} keeps no log to read from a position: --from-beginning, --from-offset, --from-time and --last need a log broker such as kafka://`)
+      }
       const depth = await adapter.count(args.queue)
-      const outcome = await browseQueue(adapter, {queue: args.queue, limit: flags.limit, selectors, scanLimit: flags.scan, validate: true})
+      const outcome = await browseQueue(adapter, {queue: args.queue, limit: flags.limit, selectors, scanLimit: flags.scan, validate: true, ...(from ? {from} : {})})
       const result: PeekResult = {queue: args.queue, broker: adapter.displayUrl, depth, scanned: outcome.scanned, messages: outcome.views.map((v) => messageJson(v, {headers: flags.headers}))}
       if (this.jsonEnabled()) return result
       const out = new OutputWriter()
@@ -82,4 +93,23 @@ export default class Peek extends BqCommand {
       return result
     })
   }
+}
+
+/** The log position the --from-* / --last flags ask for (log brokers only). */
+function logPosition(flags: {'from-beginning'?: boolean; 'from-offset'?: string; 'from-time'?: string; last?: number}): BrowseFrom | undefined {
+  if (flags['from-beginning']) return {kind: 'beginning'}
+  if (flags.last !== undefined) return {kind: 'last', count: flags.last}
+  const offset = flags['from-offset']
+  if (offset !== undefined) {
+    const match = /^(?:(\d+):)?(\d+)$/.exec(offset.trim())
+    if (match === null) throw new UsageError(`--from-offset "${offset}": expected OFFSET or PARTITION:OFFSET`)
+    return {kind: 'offset', offset: Number(match[2]), ...(match[1] === undefined ? {} : {partition: Number(match[1])})}
+  }
+  const time = flags['from-time']
+  if (time !== undefined) {
+    const at = /^\d+$/.test(time.trim()) ? Number(time.trim()) : Date.parse(time)
+    if (!Number.isFinite(at)) throw new UsageError(`--from-time "${time}": expected an ISO 8601 time or Unix milliseconds`)
+    return {kind: 'time', at}
+  }
+  return undefined
 }

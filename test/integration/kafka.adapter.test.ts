@@ -262,6 +262,31 @@ describe('kafka adapter', () => {
     }, small)
   })
 
+  it('reads the log itself from the beginning, an offset, a time or the last N, whatever the redrive did', async (t) => {
+    await withAdapter(t, async (adapter) => {
+      const q = topic('log')
+      const bodies = numbered(10)
+      // Record timestamps 1000, 2000, … (meta.created_at).
+      await adapter.publish(q, bodies.map((body, i) => ({body, fields: {job: 'urn:babel:test:m', traceId: 't', id: `id-${i}`, queue: q, lang: 'node', schemaVersion: 1, createdAt: (i + 1) * 1000, attempts: 0}})))
+      const session = await adapter.drain(q)
+      await session.ack(await session.next(4))
+      await session.close()
+      assertBodies(await adapter.browse(q, {limit: 20}), bodies.slice(4))
+      assertBodies(await adapter.browse(q, {limit: 20, from: {kind: 'beginning'}}), bodies)
+      assertBodies(await adapter.browse(q, {limit: 3, offset: 2, from: {kind: 'beginning'}}), bodies.slice(2, 5))
+      assertBodies(await adapter.browse(q, {limit: 20, from: {kind: 'offset', offset: 7}}), bodies.slice(7))
+      assertBodies(await adapter.browse(q, {limit: 20, from: {kind: 'offset', offset: 1, partition: 0}}), bodies.slice(1))
+      assertBodies(await adapter.browse(q, {limit: 20, from: {kind: 'offset', offset: 99}}), [])
+      assertBodies(await adapter.browse(q, {limit: 20, from: {kind: 'time', at: 8500}}), bodies.slice(8))
+      assertBodies(await adapter.browse(q, {limit: 20, from: {kind: 'time', at: 99_000}}), [])
+      assertBodies(await adapter.browse(q, {limit: 20, from: {kind: 'last', count: 2}}), bodies.slice(8))
+      assertBodies(await adapter.browse(q, {limit: 20, from: {kind: 'last', count: 50}}), bodies)
+      await assert.rejects(adapter.browse(q, {limit: 1, from: {kind: 'offset', offset: 0, partition: 3}}), /has no partition 3/)
+      // Reading the log changed nothing.
+      assert.equal(await adapter.count(q), 6)
+    })
+  })
+
   it('refuses delayed publishing and invalid topic names', async (t) => {
     await withAdapter(t, async (adapter) => {
       await assert.rejects(adapter.publish(topic('delay'), [{...out(Buffer.from('{}')), delayMs: 1000}]), (error: unknown) => error instanceof UsageError && /no delayed delivery/.test(error.message))

@@ -23,6 +23,8 @@ export interface Capabilities {
    * consent (`--receive`). Absent = false.
    */
   receiveSideEffects?: boolean
+  /** Browse can read a retained log from a position (`BrowseOptions.from`). Absent = false. */
+  logBrowse?: boolean
   /**
    * Browse and drain hand messages out in queue order, and released messages return to their
    * original places. Absent = true. False where the broker keeps no order (SQS standard queues).
@@ -102,7 +104,15 @@ export interface BrowseOptions {
   limit: number
   /** Skip this many messages from the head first. */
   offset?: number
+  /**
+   * Read the broker's log from here instead of the queue's head (only where
+   * `capabilities.logBrowse`): Kafka keeps records after they are consumed.
+   */
+  from?: BrowseFrom
 }
+
+/** Where a log browse starts: the log start, an offset (in one partition, or each), a time, or the last N records (of each partition). */
+export type BrowseFrom = {kind: 'beginning'} | {kind: 'offset'; offset: number; partition?: number} | {kind: 'time'; at: number} | {kind: 'last'; count: number}
 
 export interface BrokerAdapter {
   /** The URL scheme family, e.g. `redis`. */

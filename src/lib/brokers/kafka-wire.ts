@@ -218,6 +218,27 @@ export class KafkaWire {
     return result
   }
 
+  /**
+   * Per partition, the first offset whose record timestamp is at or after `at` (Unix ms), or
+   * undefined when there is none. Kafka answers from its time index: with out-of-order
+   * timestamps (bq stamps meta.created_at) that is the first record at or after the time, not
+   * every later one.
+   */
+  async offsetsForTime(topic: string, layout: PartitionLayout[], at: number): Promise<Map<number, number | undefined>> {
+    const result = new Map<number, number | undefined>()
+    for (const [leader, partitions] of byLeader(layout)) {
+      const response = await this.run(`look up offsets by time in topic ${topic}`, async () => {
+        const broker = await this.cluster.findBroker({nodeId: leader})
+        return broker.listOffsets({isolationLevel: READ_COMMITTED, topics: [{topic, partitions: partitions.map((partition) => ({partition, timestamp: at}))}]})
+      }, topic)
+      for (const partition of partitions) {
+        const offset = offsetOf(response.responses, topic, partition)
+        result.set(partition, offset < 0 ? undefined : offset)
+      }
+    }
+    return result
+  }
+
   /** Reads records of one partition from `offset` on (at least one record if any is visible there). */
   async fetch(topic: string, partition: PartitionLayout, offset: number, maxBytes: number): Promise<FetchResult> {
     return this.run(`read topic ${topic}`, async () => {

@@ -10,11 +10,12 @@
  * offset on, minus the runs it finished (kafka-state.ts). The group is `bq-redrive.<topic>`; a
  * topic bq never redrove has no such group, so every record in it is waiting. Peek, count, dlq
  * inspect and dry runs all read this same view, in partition order then offset order.
+ * `BrowseOptions.from` reads the log itself instead, whatever the redrive group has done.
  */
 import type {Message} from 'kafkajs'
 
 import {BqError, ConnectionError, UsageError} from '../errors.js'
-import type {BrokerAdapter, BrokerMessage, BrowseOptions, Capabilities, DrainOptions, DrainSession, OutgoingMessage} from './adapter.js'
+import type {BrokerAdapter, BrokerMessage, BrowseFrom, BrowseOptions, Capabilities, DrainOptions, DrainSession, OutgoingMessage} from './adapter.js'
 import {KafkaDrainSession, type DrainPartition} from './kafka-drain.js'
 import {connectionReason} from './kafka-errors.js'
 import {KafkaPublisher} from './kafka-producer.js'
@@ -35,6 +36,8 @@ export const KAFKA_CAPABILITIES: Capabilities = {
   nativeDlq: false,
   // The copy is published, then the redrive progress committed: two steps (at-least-once).
   atomicMove: false,
+  // A topic keeps records after they are consumed: peek --from-beginning/--from-offset/--from-time/--last.
+  logBrowse: true,
 }
 
 /** The consumer group that records a redrive's progress through a topic. */
@@ -114,7 +117,14 @@ export class KafkaAdapter implements BrokerAdapter {
     if (limit === 0) return []
     const view = await this.view(topic)
     if (view === undefined) return []
-    let scan = this.scans.get(topic)
+    if (options.from !== undefined) {
+      // The log itself from a position: a different view, so it gets its own start.
+      const starts = await this.logStarts(topic, view, options.from)
+      view.fingerprint = JSON.stringify([options.from, [...starts]])
+      for (const layout of view.layout) view.progress.set(layout.partition, PartitionProgress.fresh(starts.get(layout.partition) ?? view.marks.get(layout.partition)!.high))
+    }
+    const key = `${topic}\n${options.from === undefined ? '' : JSON.stringify(options.from)}`
+    let scan = this.scans.get(key)
     if (scan === undefined || scan.fingerprint !== view.fingerprint || scan.index !== offset) {
       scan = new TopicScan(view.layout.map((layout) => this.reader(topic, layout, view, BROWSE_FETCH_BYTES)), view.fingerprint)
       while (scan.index < offset) {
@@ -129,7 +139,7 @@ export class KafkaAdapter implements BrokerAdapter {
       if (next === undefined) break
       found.push(toBrokerMessage(topic, next.partition, next.record))
     }
-    this.scans.set(topic, scan)
+    this.scans.set(key, scan)
     return found
   }
 
@@ -196,6 +206,27 @@ export class KafkaAdapter implements BrokerAdapter {
       await this.publisher.close()
       await this.wire.close()
     }
+  }
+
+  /** Where a log browse starts in each partition (never below the log start; partitions left out are skipped). */
+  private async logStarts(topic: string, view: TopicView, from: BrowseFrom): Promise<Map<number, number>> {
+    const starts = new Map<number, number>()
+    const times = from.kind === 'time' ? await this.wire.offsetsForTime(topic, view.layout, from.at) : undefined
+    for (const {partition} of view.layout) {
+      const {low, high} = view.marks.get(partition)!
+      let start: number
+      switch (from.kind) {
+        case 'beginning': start = low; break
+        case 'offset': start = from.partition === undefined || from.partition === partition ? from.offset : high; break
+        case 'time': start = times!.get(partition) ?? high; break
+        case 'last': start = high - from.count; break
+      }
+      starts.set(partition, Math.min(high, Math.max(low, start)))
+    }
+    if (from.kind === 'offset' && from.partition !== undefined && !starts.has(from.partition)) {
+      throw new UsageError(`topic ${topic} has no partition ${from.partition} (it has ${view.layout.length})`)
+    }
+    return starts
   }
 
   private reader(topic: string, layout: PartitionLayout, view: TopicView, fetchBytes: number): PartitionReader {

@@ -1,4 +1,4 @@
-import type {BrokerAdapter, BrokerMessage} from '../brokers/adapter.js'
+import type {BrokerAdapter, BrokerMessage, BrowseFrom} from '../brokers/adapter.js'
 import {viewOf} from './message-view.js'
 import type {MessageView} from './message-view.js'
 import {matchesAll} from './match.js'
@@ -16,6 +16,8 @@ export interface BrowseRequest {
   /** Look at no more than this many messages in all (filters can otherwise scan forever). */
   scanLimit: number
   validate?: boolean
+  /** Read a log broker from this position instead of the queue's head (capabilities.logBrowse). */
+  from?: BrowseFrom
 }
 
 export interface BrowseOutcome {
@@ -43,7 +45,7 @@ export async function browseQueue(adapter: BrokerAdapter, request: BrowseRequest
   if (!adapter.capabilities.truePeek) {
     // Browsing has a cost on this broker (redelivery flags): read once, as few as possible.
     const wanted = selectors.length > 0 ? request.scanLimit : Math.min(request.limit, request.scanLimit)
-    const page = await adapter.browse(request.queue, {limit: wanted})
+    const page = await adapter.browse(request.queue, {limit: wanted, ...(request.from ? {from: request.from} : {})})
     for (const message of page) {
       scanned++
       if (keep(message) && ++matched >= request.limit) break
@@ -57,7 +59,7 @@ export async function browseQueue(adapter: BrokerAdapter, request: BrowseRequest
       truncated = true
       break
     }
-    const page = await adapter.browse(request.queue, {limit: size, offset: scanned})
+    const page = await adapter.browse(request.queue, {limit: size, offset: scanned, ...(request.from ? {from: request.from} : {})})
     for (const message of page) {
       scanned++
       if (keep(message) && ++matched >= request.limit) break
