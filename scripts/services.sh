@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Makes sure every service the tests need is running: Redis and RabbitMQ (which this kind of
-# machine normally starts itself; started here if they are not), and, once their adapters
-# exist, the Java test brokers from test/brokers/brokers.sh.
+# machine normally starts itself; started here if they are not) and the Java test brokers from
+# test/brokers/brokers.sh (Kafka, Artemis, ElasticMQ for SQS; BQ_JAVA_BROKERS overrides the list,
+# an empty value starts none).
 # Usage: scripts/services.sh start|status
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -39,10 +40,13 @@ case "${1:-start}" in
   start)
     ensure_redis
     ensure_rabbitmq
-    if [ -n "${BQ_JAVA_BROKERS:-}" ]; then bash test/brokers/brokers.sh start $BQ_JAVA_BROKERS; fi
+    java_brokers="${BQ_JAVA_BROKERS-kafka artemis sqs}"
+    # shellcheck disable=SC2086 # a space-separated list of broker names
+    if [ -n "$java_brokers" ]; then bash test/brokers/brokers.sh start $java_brokers; fi
     ;;
   status)
     for p in 6379 5672; do if port_open $p; then echo "127.0.0.1:$p open"; else echo "127.0.0.1:$p closed"; fi; done
+    bash test/brokers/brokers.sh status
     ;;
   *) echo "usage: $0 start|status" >&2; exit 2 ;;
 esac
