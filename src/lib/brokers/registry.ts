@@ -68,8 +68,12 @@ function urlAdapter(scheme: string, packageName: string, modulePath: string): Op
 const KAFKA_MODULE = './kafka.js'
 const SQS_MODULE = './sqs.js'
 const ARTEMIS_MODULE = './artemis.js'
+const PULSAR_MODULE = './pulsar.js'
+const SERVICE_BUS_MODULE = './service-bus.js'
 const openKafka = urlAdapter('kafka', 'kafkajs', KAFKA_MODULE)
 const openArtemis = urlAdapter('artemis', 'rhea', ARTEMIS_MODULE)
+// Pulsar's WebSocket API through the `ws` package (no native client: see pulsar.ts).
+const openPulsar = urlAdapter('pulsar', 'ws', PULSAR_MODULE)
 
 const AVAILABLE: Record<string, Open> = {
   sqlite: openSqlite,
@@ -81,14 +85,14 @@ const AVAILABLE: Record<string, Open> = {
   sqs: urlAdapter('sqs', '@aws-sdk/client-sqs', SQS_MODULE),
   artemis: openArtemis,
   'artemis+ssl': openArtemis,
+  // Also opens Azure connection strings (Endpoint=sb://…), which brokerScheme maps to sb and the module parses itself.
+  sb: urlAdapter('sb', '@azure/service-bus', SERVICE_BUS_MODULE),
+  pulsar: openPulsar,
+  'pulsar+ssl': openPulsar,
 }
 
 /** Schemes bq knows but whose adapters are not shipped yet. */
-const PLANNED: Record<string, string> = {
-  sb: 'Azure Service Bus',
-  pulsar: 'Apache Pulsar',
-  'pulsar+ssl': 'Apache Pulsar',
-}
+const PLANNED: Record<string, string> = {}
 
 /** Every scheme bq recognises, available or not. */
 export const KNOWN_SCHEMES: readonly string[] = [...Object.keys(AVAILABLE), ...Object.keys(PLANNED)]
