@@ -77,16 +77,42 @@ describe('broker schemes', () => {
     await assert.rejects(openBroker('localhost:6379'), isUsage(/is not a broker URL/))
   })
 
-  for (const url of ['sb://ns.servicebus.windows.net', 'pulsar://h:6650', 'pulsar+ssl://h:6651']) {
+  for (const url of ['pulsar://h:6650', 'pulsar+ssl://h:6651']) {
     it(`names ${url.split(':')[0]}:// as known but not yet available`, async () => {
       await assert.rejects(openBroker(url), isUsage(/is not available in this version of bq yet/))
     })
   }
 
-  it('never echoes a connection string secret in a refusal', async () => {
+  it('opens sb:// from a connection string without connecting, redacting its key; sb:// alone needs @azure/identity or the environment', async () => {
     const conn = 'Endpoint=sb://ns.servicebus.windows.net/;SharedAccessKeyName=Root;SharedAccessKey=c2VjcmV0+/=='
+    const adapter = await openBroker(conn)
+    assert.equal(adapter.kind, 'service-bus')
+    assert.ok(!adapter.displayUrl.includes('c2VjcmV0'), adapter.displayUrl)
+    assert.deepEqual({...adapter.capabilities}, {truePeek: true, headers: true, delay: true, nativeDlq: true, atomicMove: false, ordered: true, receiveSideEffects: false})
+    await assert.rejects(adapter.publish('orders/$DeadLetterQueue', []), isUsage(/dead-letter sub-queue/))
+    await assert.rejects(adapter.publish('events/Subscriptions/audit', []), isUsage(/publish to the topic events/))
+    await adapter.close()
+    const saved = process.env.BQ_SERVICEBUS_CONNECTION_STRING
+    delete process.env.BQ_SERVICEBUS_CONNECTION_STRING
+    try {
+      await assert.rejects(openBroker('sb://ns.servicebus.windows.net'), isUsage(/needs the npm package @azure\/identity: run npm install @azure\/identity, or pass a connection string/))
+      process.env.BQ_SERVICEBUS_CONNECTION_STRING = conn.replace('ns.', 'other.')
+      await assert.rejects(openBroker('sb://ns.servicebus.windows.net'), isUsage(/is for other\.servicebus\.windows\.net, not ns\.servicebus\.windows\.net/))
+      process.env.BQ_SERVICEBUS_CONNECTION_STRING = conn
+      const fromEnv = await openBroker('sb://ns.servicebus.windows.net')
+      assert.equal(fromEnv.displayUrl, 'sb://ns.servicebus.windows.net')
+      await fromEnv.close()
+    } finally {
+      if (saved === undefined) delete process.env.BQ_SERVICEBUS_CONNECTION_STRING
+      else process.env.BQ_SERVICEBUS_CONNECTION_STRING = saved
+    }
+  })
+
+  it('never echoes a connection string secret in a refusal', async () => {
+    const conn = 'Endpoint=sb://ns.servicebus.windows.net/;SharedAccessKeyName=Root;SharedAccessKey=c2VjcmV0+/==;EntityPath=orders'
     await assert.rejects(openBroker(conn), (error: unknown) => {
       assert.ok(error instanceof UsageError)
+      assert.match(error.message, /EntityPath/)
       assert.ok(!error.message.includes('c2VjcmV0'), error.message)
       return true
     })
@@ -147,6 +173,12 @@ describe('lazy adapter loading', () => {
     } finally {
       rmSync(dir, {recursive: true, force: true})
     }
+  })
+
+  it('loads @azure/service-bus for a Service Bus connection string and no other broker SDK', async () => {
+    const loaded = await packagesLoadedBy(`Endpoint=sb://127.0.0.1:${await closedPort()}/;SharedAccessKeyName=k;SharedAccessKey=s;UseDevelopmentEmulator=true`)
+    assert.ok(loaded.includes('@azure'), `loaded: ${loaded.join(', ')}`)
+    for (const sdk of ['ioredis', 'amqplib', 'better-sqlite3', 'kafkajs', '@aws-sdk']) assert.ok(!loaded.includes(sdk), `${sdk} loaded`)
   })
 
   it('loads no SDK at all for a scheme that is refused', async () => {
