@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# bq test brokers: Kafka (KRaft), ActiveMQ Artemis and an SQS-compatible server (ElasticMQ),
-# fetched from Maven Central with the poms next to this script and run as plain JVMs.
+# bq test brokers: Kafka (KRaft), ActiveMQ Artemis, an SQS-compatible server (ElasticMQ) and
+# Apache Pulsar (standalone), fetched from Maven Central with the poms next to this script and
+# run as plain JVMs.
 #
 #   test/brokers/brokers.sh start [name...]   fetch if needed, start, wait until healthy
 #   test/brokers/brokers.sh stop [name...]    TERM, then KILL after a grace period
@@ -18,7 +19,7 @@ set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO_ROOT=$(cd "$HERE/../.." && pwd)
-BROKERS=(kafka artemis sqs)
+BROKERS=(kafka artemis sqs pulsar)
 
 START_TIMEOUT=${BQ_BROKERS_START_TIMEOUT:-180}   # seconds until a started broker must be healthy
 PARALLEL=${BQ_BROKERS_PARALLEL:-1}               # 1: start several brokers at once; 0: one after another
@@ -40,6 +41,9 @@ ARTEMIS_HEAP_MIN=64M
 SQS_PORT=9324
 SQS_REGION=us-east-1
 SQS_HEAP=(-Xms32m -Xmx256m)
+PULSAR_PORT=6650          # binary protocol (not used by bq, which speaks WebSocket + REST)
+PULSAR_WEB_PORT=8080      # admin REST API and WebSocket API
+PULSAR_HEAP=(-Xms128m -Xmx512m -XX:MaxDirectMemorySize=256m)
 # Small, quick JVMs for the command line tools used by the health checks.
 TOOL_JVM=(-Xmx128m -XX:+UseSerialGC -XX:TieredStopAtLevel=1)
 
@@ -362,6 +366,103 @@ sqs_env() {
   echo "AWS_SECRET_ACCESS_KEY=bq-test"
   echo "AWS_REGION=$SQS_REGION"
 }
+
+# ---------------------------------------------------------------------------------------------
+# Pulsar: standalone mode (broker + WebSocket service + one in-process bookie, RocksDB metadata),
+# the class the distribution's `bin/pulsar standalone` runs, with a config written here.
+
+pulsar_version() { pom_property pulsar pulsar.version; }
+# The in-process bookie takes a free loopback port on its first start and keeps it (its cookie).
+pulsar_ports() { echo "$PULSAR_PORT $PULSAR_WEB_PORT"; }
+pulsar_fetch() { fetch_classpath pulsar; }
+
+pulsar_prepare() {
+  local dir conf
+  dir=$(dir_of pulsar)
+  conf="$dir/conf"
+  mkdir -p "$conf" "$dir/data"
+  cat >"$conf/standalone.conf" <<EOF
+# Written by test/brokers/brokers.sh; rewritten on every start. Also read by the in-process bookie.
+clusterName=standalone
+bindAddress=$HOST
+advertisedAddress=$HOST
+brokerServicePort=$PULSAR_PORT
+webServicePort=$PULSAR_WEB_PORT
+# The WebSocket API (/ws/v2/...) on the web port: bq's Pulsar adapter speaks it (no native client).
+webSocketServiceEnabled=true
+# bq sends payloads base64-encoded in JSON text frames; the 1 MiB default frame limit would cap a
+# message at about 750 KiB.
+webSocketMaxTextFrameSize=8388608
+functionsWorkerEnabled=false
+transactionCoordinatorEnabled=false
+# One bookie: every ledger has one copy.
+managedLedgerDefaultEnsembleSize=1
+managedLedgerDefaultWriteQuorum=1
+managedLedgerDefaultAckQuorum=1
+# Tests leave topics idle between steps; an idle topic must keep its messages.
+brokerDeleteInactiveTopicsEnabled=false
+allowAutoTopicCreationType=non-partitioned
+delayedDeliveryEnabled=true
+delayedDeliveryTickTimeMillis=100
+# Small pools and caches: test machines have two cores and run several brokers.
+numIOThreads=2
+numHttpServerThreads=4
+numOrderedExecutorThreads=2
+numExecutorThreadPoolSize=2
+numCacheExecutorThreadPoolSize=1
+webSocketNumIoThreads=2
+webSocketNumServiceThreads=4
+bookkeeperClientNumWorkerThreads=2
+bookkeeperClientNumIoThreads=2
+managedLedgerNumSchedulerThreads=2
+managedLedgerCacheSizeMB=32
+loadBalancerEnabled=false
+# Bookie (in-process): small caches, no fsync of the journal (the tests kill bq, not the broker).
+journalSyncData=false
+dbStorage_writeCacheMaxSizeMb=16
+dbStorage_readAheadCacheMaxSizeMb=16
+dbStorage_rocksDB_blockCacheSize=16777216
+httpServerEnabled=false
+# Without a listening interface the bookie binds every interface; lo keeps it on loopback.
+listeningInterface=lo
+allowLoopback=true
+EOF
+  cat >"$conf/log4j2.properties" <<'EOF'
+status = warn
+appender.out.type = Console
+appender.out.name = out
+appender.out.layout.type = PatternLayout
+appender.out.layout.pattern = [%d] %p %m (%c{1})%n
+rootLogger.level = info
+rootLogger.appenderRef.out.ref = out
+logger.bk.name = org.apache.bookkeeper
+logger.bk.level = warn
+logger.zk.name = org.apache.zookeeper
+logger.zk.level = warn
+EOF
+}
+
+pulsar_command() {
+  local dir
+  dir=$(dir_of pulsar)
+  CMD=("$JAVA" "${PULSAR_HEAP[@]}" -XX:+UseSerialGC -Djava.awt.headless=true
+    -Dlog4j2.configurationFile="$dir/conf/log4j2.properties" -Dpulsar.log.dir="$dir/logs"
+    -Dbq.test.broker=pulsar -cp "$dir/lib/*" org.apache.pulsar.PulsarStandaloneStarter
+    --config "$dir/conf/standalone.conf" --no-functions-worker --no-stream-storage
+    --metadata-dir "$dir/data/metadata" --bookkeeper-dir "$dir/data/bookkeeper")
+}
+
+pulsar_probe() { port_open "$HOST" "$PULSAR_WEB_PORT"; }
+
+pulsar_health() {
+  # The broker's own health check produces and consumes on a heartbeat topic; the namespace check
+  # waits for standalone's public/default, which it creates only after the broker is up.
+  local base="http://$HOST:$PULSAR_WEB_PORT/admin/v2"
+  [[ $(curl -sS --fail --max-time 20 "$base/brokers/health" 2>/dev/null) == ok ]] || return 1
+  curl -sS --fail --max-time 10 "$base/namespaces/public" 2>/dev/null | grep -q '"public/default"'
+}
+
+pulsar_env() { echo "BQ_TEST_PULSAR_URL=pulsar://$HOST:$PULSAR_PORT?admin=http://$HOST:$PULSAR_WEB_PORT"; }
 
 # ---------------------------------------------------------------------------------------------
 # Generic lifecycle.

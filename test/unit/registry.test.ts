@@ -77,11 +77,20 @@ describe('broker schemes', () => {
     await assert.rejects(openBroker('localhost:6379'), isUsage(/is not a broker URL/))
   })
 
-  for (const url of ['pulsar://h:6650', 'pulsar+ssl://h:6651']) {
-    it(`names ${url.split(':')[0]}:// as known but not yet available`, async () => {
-      await assert.rejects(openBroker(url), isUsage(/is not available in this version of bq yet/))
-    })
-  }
+  it('opens pulsar:// and pulsar+ssl:// without connecting, refusing unknown parameters and non-persistent topics', async () => {
+    for (const url of ['pulsar://127.0.0.1:6650?admin=http://127.0.0.1:8080', 'pulsar+ssl://h:6651?token=s3cr3t-token']) {
+      const adapter = await openBroker(url)
+      assert.equal(adapter.kind, 'pulsar')
+      assert.ok(!adapter.displayUrl.includes('s3cr3t-token'), adapter.displayUrl)
+      assert.deepEqual({...adapter.capabilities}, {truePeek: true, headers: true, delay: true, nativeDlq: true, atomicMove: false})
+      await assert.rejects(adapter.count('non-persistent://public/default/x'), isUsage(/persistent topics only/))
+      await assert.rejects(adapter.count('a/b'), isUsage(/neither a topic name nor/))
+      await adapter.close()
+    }
+    await assert.rejects(openBroker('pulsar://h:6650?subscripton=x'), isUsage(/unknown parameter "subscripton"/))
+    await assert.rejects(openBroker('pulsar://h:6650?subscription_type=Failover'), isUsage(/Exclusive or Shared/))
+    await assert.rejects(openBroker('pulsar://u:pw@h:6650'), isUsage(/not user:password/))
+  })
 
   it('opens sb:// from a connection string without connecting, redacting its key; sb:// alone needs @azure/identity or the environment', async () => {
     const conn = 'Endpoint=sb://ns.servicebus.windows.net/;SharedAccessKeyName=Root;SharedAccessKey=c2VjcmV0+/=='
@@ -173,6 +182,12 @@ describe('lazy adapter loading', () => {
     } finally {
       rmSync(dir, {recursive: true, force: true})
     }
+  })
+
+  it('loads only ws for pulsar:// (no native Pulsar client)', async () => {
+    const loaded = await packagesLoadedBy(`pulsar://127.0.0.1:${await closedPort()}`)
+    assert.ok(loaded.includes('ws'), `loaded: ${loaded.join(', ')}`)
+    for (const sdk of ['pulsar-client', 'ioredis', 'amqplib', 'better-sqlite3', 'kafkajs', 'rhea']) assert.ok(!loaded.includes(sdk), `${sdk} loaded`)
   })
 
   it('loads @azure/service-bus for a Service Bus connection string and no other broker SDK', async () => {
