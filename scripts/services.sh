@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Makes sure every service the tests need is running: Redis and RabbitMQ (which this kind of
 # machine normally starts itself; started here if they are not) and the Java test brokers from
-# test/brokers/brokers.sh (Kafka, Artemis, ElasticMQ for SQS; BQ_JAVA_BROKERS overrides the list,
+# test/brokers/brokers.sh (Kafka, Artemis, ElasticMQ for SQS, Pulsar; BQ_JAVA_BROKERS overrides the list,
 # an empty value starts none).
 # Usage: scripts/services.sh start|status
 set -euo pipefail
@@ -40,7 +40,7 @@ case "${1:-start}" in
   start)
     ensure_redis
     ensure_rabbitmq
-    java_brokers="${BQ_JAVA_BROKERS-kafka artemis sqs}"
+    java_brokers="${BQ_JAVA_BROKERS-kafka artemis sqs pulsar}"
     # shellcheck disable=SC2086 # a space-separated list of broker names
     if [ -n "$java_brokers" ]; then bash test/brokers/brokers.sh start $java_brokers; fi
     ;;
