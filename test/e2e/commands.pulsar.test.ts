@@ -4,6 +4,7 @@
  * reader and leaves the subscription untouched, and a redrive leaves bq's own subscription behind.
  */
 import assert from 'node:assert/strict'
+import {createServer, type AddressInfo} from 'node:net'
 import {describe, test} from 'node:test'
 import type {TestContext} from 'node:test'
 
@@ -38,9 +39,14 @@ describe('pulsar specifics through the CLI', () => {
   })
 
   test('an unreachable admin endpoint exits 4 with a one-line error', async () => {
-    const result = await runBq(['peek', 'orders', '-b', 'pulsar://127.0.0.1:6650?admin=http://127.0.0.1:9&token=hunter2-secret'])
+    const server = createServer()
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    const {port} = server.address() as AddressInfo
+    await new Promise((resolve) => server.close(resolve))
+    const result = await runBq(['peek', 'orders', '-b', `pulsar://127.0.0.1:6650?admin=http://127.0.0.1:${port}&token=hunter2-secret`])
     assert.equal(result.code, 4, result.stderr)
     assert.ok(!result.stderr.includes('hunter2-secret'), result.stderr)
     assert.equal(result.stderr.trim().split('\n').length, 1, result.stderr)
+    assert.match(result.stderr, /connection refused/)
   })
 })

@@ -47,9 +47,10 @@ const COUNT_SCAN_LIMIT = 10_000
 const BUSY_RETRY_MS = 15_000
 
 export interface PulsarAdapterOptions {
-  /** Idle time-outs, for tests. */
+  /** Idle time-outs and the busy-subscription retry window, for tests. */
   readIdleMs?: number
   drainIdleMs?: number
+  busyRetryMs?: number
 }
 
 export function createAdapter(url: URL, displayUrl: string, options: PulsarAdapterOptions = {}): BrokerAdapter {
@@ -200,7 +201,7 @@ class PulsarAdapter implements BrokerAdapter {
     const {subscription, subscriptionType} = this.target
     const params = new URLSearchParams({subscriptionType, pullMode: 'true', receiverQueueSize: '1000', consumerName: `bq-${process.pid}`})
     const path = `/ws/v2/consumer/${topic.path}/${encodeURIComponent(subscription)}?${params.toString()}`
-    const deadline = Date.now() + BUSY_RETRY_MS
+    const deadline = Date.now() + (this.options.busyRetryMs ?? BUSY_RETRY_MS)
     for (;;) {
       try {
         return await Inbox.open(this.target, this.displayUrl, path, `drain ${topic.local} (subscription ${subscription})`, `draining ${topic.local} on ${this.displayUrl}`)
