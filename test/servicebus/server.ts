@@ -249,14 +249,19 @@ export async function startServiceBusTestServer(options: ServiceBusTestServerOpt
 
   /** Sends ready messages while the link has credit; answers a drain when nothing is left. */
   function startPump(sender: Sender, queue: SubQueue, receiveAndDelete: boolean): void {
+    // rhea takes credit when it writes a transfer, after this returns; deliveries not yet written
+    // are counted here so the server never sends (and locks) more than the receiver asked for.
+    let unsent: Array<{id: number}> = []
+    const link = sender as unknown as {_draining?: boolean; credit: number; set_drained(v: boolean): void; connection: {_register(): void}; session: {outgoing: {next_pending_delivery: number}}}
     const pump = () => {
       if (!sender.is_open()) return
-      while (sender.sendable()) {
+      unsent = unsent.filter((delivery) => delivery.id >= link.session.outgoing.next_pending_delivery)
+      while (sender.sendable() && link.credit - unsent.length > 0) {
         const message = queue.takeNext()
         if (message === undefined) break
         if (receiveAndDelete) {
           queue.remove(message)
-          sender.send(encodeMessage(message.parts, {deliveryCount: message.deliveryCount, annotations: deliveryAnnotations(message, {})}) as never, Buffer.alloc(0) as never, 0)
+          unsent.push(sender.send(encodeMessage(message.parts, {deliveryCount: message.deliveryCount, annotations: deliveryAnnotations(message, {})}) as never, Buffer.alloc(0) as never, 0) as {id: number})
           continue
         }
         const lock = queue.lock(message)
@@ -264,9 +269,9 @@ export async function startServiceBusTestServer(options: ServiceBusTestServerOpt
         const encoded = encodeMessage(message.parts, {deliveryCount: message.deliveryCount, annotations: deliveryAnnotations(message, {lockToken: lock.token, lockedUntil: lock.until})})
         const delivery = sender.send(encoded as never, tag as never, 0)
         deliveries.set(delivery, {queue, message, token: lock.token})
+        unsent.push(delivery as {id: number})
       }
-      const link = sender as unknown as {_draining?: boolean; credit: number; set_drained(v: boolean): void; connection: {_register(): void}}
-      if (link._draining && link.credit > 0 && !queue.hasReady()) {
+      if (link._draining && link.credit - unsent.length > 0 && !queue.hasReady()) {
         link.set_drained(true)
         link.connection._register()
       }
