@@ -52,7 +52,7 @@ export interface PulsarDrainInit {
 
 export class PulsarDrainSession implements DrainSession {
   private taken = 0
-  /** Permits granted to the broker and not yet used by a delivered message. */
+  /** Permits granted to the broker whose messages `next` has not taken yet (buffered or on their way). */
   private permits = 0
   /** Handed out and neither acknowledged nor released (for count()). */
   outstanding = 0
@@ -69,7 +69,8 @@ export class PulsarDrainSession implements DrainSession {
     const want = Math.min(checkBatch(max), this.init.limit - this.taken)
     if (want <= 0) return []
     const {inbox} = this.init
-    const ask = want - inbox.buffered - this.permits
+    // Granted permits cover both buffered messages and those still on their way.
+    const ask = want - this.permits
     if (ask > 0) {
       await inbox.send({type: 'permit', permitMessages: ask})
       this.permits += ask
@@ -89,6 +90,13 @@ export class PulsarDrainSession implements DrainSession {
       const handle: Handle = {session: this, messageId: message.messageId, settled: false}
       out.push({...toBrokerMessage(message, decodeMessageId(message.messageId), this.init.target), handle})
       this.outstanding++
+    }
+    // Ask for the next batch now, so it arrives while the caller publishes this one. Never beyond
+    // the drain's limit; what is prefetched and never handed out stays un-acknowledged.
+    const ahead = Math.min(want, this.init.limit - this.taken) - this.permits
+    if (ahead > 0 && out.length > 0) {
+      await inbox.send({type: 'permit', permitMessages: ahead})
+      this.permits += ahead
     }
     return out
   }
