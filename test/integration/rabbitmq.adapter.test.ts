@@ -237,6 +237,35 @@ test('publishes 20,000 messages, every one confirmed, then drains them in order'
   assert.equal(await adapter.count(queue), 0)
 })
 
+test('a publish the broker cannot route (queue deleted after the check) fails instead of vanishing', async (t) => {
+  if (!(await live(t))) return
+  const adapter = await open()
+  const queue = queueName('vanished')
+  await adapter.publish(queue, outgoing(1, queue))
+  const channel = await rawChannel()
+  await channel.deleteQueue(queue)
+  // The adapter still believes the queue exists; the default exchange has nowhere to route to.
+  await assert.rejects(adapter.publish(queue, outgoing(3, queue)), (error: unknown) => error instanceof BqError && /could not route 3 of 3/.test(error.message))
+  // The next publish checks again and declares the queue.
+  await adapter.publish(queue, outgoing(2, queue))
+  assert.equal(await readyCount(queue), 2)
+  await channel.close()
+})
+
+test('a connection lost in the middle of a publish fails it in one line, without hanging', async (t) => {
+  if (!(await live(t))) return
+  const adapter = await open()
+  const queue = queueName('cut')
+  await adapter.publish(queue, outgoing(1, queue))
+  const publishing = adapter.publish(queue, outgoing(20_000, queue, 1))
+  await new Promise((resolve) => setTimeout(resolve, 30))
+  const internals = adapter as unknown as {connection: {connection: {stream: {destroy(error?: Error): void}}}}
+  internals.connection.connection.stream.destroy(new Error('simulated connection reset'))
+  await assert.rejects(publishing, (error: unknown) => error instanceof ConnectionError && !error.message.includes('\n'))
+  // Whatever the broker confirmed before the cut is there; the call reported none of it as published.
+  assert.ok((await readyCount(queue)) >= 1, 'the earlier message is still there')
+})
+
 // ── browse ────────────────────────────────────────────────────────────────────────────────────
 
 test('browse leaves a classic queue exactly as it was, order included', async (t) => {

@@ -193,14 +193,16 @@ export class RabbitAdapter implements BrokerAdapter {
       const failures: unknown[] = []
       let pending = 0
       let sent = 0
+      let sending = true
       let settle: () => void = () => undefined
       const allConfirmed = new Promise<void>((resolve) => {
         settle = resolve
       })
+      // Every sent message gets exactly one verdict: ack, nack, or 'channel closed' from amqplib.
       const onConfirm = (error: unknown) => {
         if (error !== null && error !== undefined) failures.push(error)
         pending--
-        if (pending === 0 && sent === messages.length) settle()
+        if (pending === 0 && !sending) settle()
       }
       for (const message of messages) {
         if (channel.bqClosed) break
@@ -217,15 +219,20 @@ export class RabbitAdapter implements BrokerAdapter {
           break
         }
         // Backpressure: amqplib buffers without bound; wait for the socket to drain.
-        if (!writable) await onceAny(channel, ['drain', 'close'])
+        if (!writable && !channel.bqClosed) await onceAny(channel, ['drain', 'close'])
       }
+      sending = false
       if (sent < messages.length) {
         // The loop stopped early: wait for the broker's verdict on what did go out, then fail.
         if (pending > 0) await allConfirmed
-        throw new BqError(`RabbitMQ channel closed while publishing to "${queue}": ${sent} of ${messages.length} messages were sent and none of the batch counts as published${channel.bqClosedBecause ? ` (${channel.bqClosedBecause})` : ''}`, {code: 'publish-failed', cause: failures[0]})
+        const detail = `${sent} of ${messages.length} messages were sent and none of the batch counts as published`
+        if (this.lost !== undefined) throw new ConnectionError(`${this.lost.message} while publishing to "${queue}": ${detail}`, this.lost.cause)
+        throw new BqError(`RabbitMQ closed the channel while publishing to "${queue}": ${detail}${channel.bqClosedBecause ? ` (${channel.bqClosedBecause})` : ''}`, {code: 'publish-failed', cause: failures[0]})
       }
       if (pending > 0) await allConfirmed
       if (failures.length > 0) {
+        const detail = `${failures.length} of ${messages.length} messages were not confirmed and none of the batch counts as published`
+        if (this.lost !== undefined) throw new ConnectionError(`${this.lost.message} while publishing to "${queue}": ${detail}`, this.lost.cause)
         const reason = channel.bqClosedBecause ?? describeError(failures[0])
         throw new BqError(`RabbitMQ did not confirm ${failures.length} of ${messages.length} messages published to "${queue}" (${reason}); the batch is not published`, {code: 'publish-failed', cause: failures[0]})
       }
