@@ -14,8 +14,9 @@
  * it leaves a running consumer's window unchanged), and a channel-wide ("global") prefetch is
  * refused by quorum queues. So when the current consumer's window is used up, the session cancels
  * it (its un-acked messages stay un-acked on the channel and can still be acked) and starts a
- * fresh consumer with a fresh window. The session keeps delivery tags, never bodies, for what it
- * has handed out.
+ * fresh consumer with a fresh window. A released message costs the session only a count (the
+ * requeue at close is one `nack` of everything un-acked); it keeps no body of its own beyond the
+ * current window and the batch the caller holds.
  *
  * Bound. The drain stops after the messages present when it started (or `max`). Each consumer's
  * prefetch is chosen so the broker can never deliver more than that bound, and an ack that would
