@@ -4,14 +4,21 @@
  * endpoint exits 4.
  */
 import assert from 'node:assert/strict'
-import {describe, test} from 'node:test'
+import {after, describe, test} from 'node:test'
 
 import {GetQueueAttributesCommand, ReceiveMessageCommand} from '@aws-sdk/client-sqs'
 
 import {uniqueQueue} from '../support/brokers.js'
 import {hasStackTrace, runBq} from '../support/cli.js'
-import {queueUrl, rawSqs, sqsAvailable, sqsUrl} from '../integration/sqs-support.js'
+import {closeRawSqs, deleteQueuesByPrefix, queueUrl, rawSqs, sqsAvailable, sqsUrl} from '../integration/sqs-support.js'
 import {commandSuite} from './command-suite.js'
+
+// The suite's queues (uniqueQueue labels of command-suite.ts and this file), so ElasticMQ's heap does not fill up.
+const LABELS = ['pub', 'filter', 'dry', 'inspect', 'redrive', 'sandbox', 'bypass', 'replay', 'consent']
+after(async () => {
+  await deleteQueuesByPrefix(LABELS.map((label) => `bqtest-${label}-`)).catch(() => undefined)
+  closeRawSqs()
+})
 
 commandSuite({
   name: 'sqs',

@@ -5,7 +5,7 @@
  */
 import type {TestContext} from 'node:test'
 
-import {DeleteQueueCommand, GetQueueUrlCommand, SQSClient} from '@aws-sdk/client-sqs'
+import {DeleteQueueCommand, GetQueueUrlCommand, ListQueuesCommand, SQSClient} from '@aws-sdk/client-sqs'
 
 import {requireBroker} from '../support/brokers.js'
 
@@ -48,6 +48,24 @@ export async function deleteQueues(queues: string[]): Promise<void> {
     } catch {
       // Never created, or already gone.
     }
+  }
+}
+
+/**
+ * Deletes every queue whose name starts with one of the prefixes (the e2e and crash suites name
+ * their queues with uniqueQueue(label), so `bqtest-<label>-` finds them). ElasticMQ keeps all
+ * messages in its heap: queues left behind would fill it.
+ */
+export async function deleteQueuesByPrefix(prefixes: string[]): Promise<void> {
+  for (const prefix of prefixes) {
+    let token: string | undefined
+    const urls: string[] = []
+    do {
+      const page = await rawSqs().send(new ListQueuesCommand({QueueNamePrefix: prefix, MaxResults: 1000, NextToken: token}))
+      urls.push(...(page.QueueUrls ?? []))
+      token = page.NextToken
+    } while (token !== undefined)
+    for (const url of urls) await rawSqs().send(new DeleteQueueCommand({QueueUrl: url})).catch(() => undefined)
   }
 }
 

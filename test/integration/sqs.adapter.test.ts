@@ -360,6 +360,30 @@ describe('sqs adapter', () => {
     })
   })
 
+  it('reads one batch ahead once the caller streams, never past the bound, and returns it at close', async (t) => {
+    if (!(await sqsAvailable(t))) return
+    await withAdapter(sqsUrl, async (adapter) => {
+      const q = queue('ahead')
+      await adapter.publish(q, Array.from({length: 50}, (_, i) => ({body: Buffer.from(`{"n":${i}}`), fields: null})))
+      const session = await adapter.drain(q, {max: 35})
+      assert.equal((await session.next(10)).length, 10)
+      assert.equal(await adapter.count(q), 40, 'a first call holds only what it handed out')
+      const second = await session.next(10)
+      assert.equal(second.length, 10)
+      await session.ack(second)
+      // The read-ahead of up to 10 more is in flight or done.
+      const deadline = Date.now() + 5000
+      while ((await adapter.count(q)) > 20 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50))
+      assert.equal(await adapter.count(q), 20)
+      assert.equal((await session.next(10)).length, 10)
+      assert.equal((await session.next(10)).length, 5, 'the bound (max 35) holds with read-ahead')
+      assert.deepEqual(await session.next(10), [])
+      assert.equal(await adapter.count(q), 15)
+      await session.close()
+      assert.equal(await adapter.count(q), 40, 'everything not acked is back')
+    })
+  })
+
   it('fails fast with a one-line ConnectionError (exit 4) when the endpoint is unreachable', async () => {
     await withAdapter('sqs://us-east-1?endpoint=http://127.0.0.1:9', async (adapter) => {
       const started = Date.now()

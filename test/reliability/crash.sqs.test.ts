@@ -11,9 +11,11 @@
  * call) and a census must receive every message again, so 21 trials of 20,000 would take well
  * over an hour. BQ_CRASH_MESSAGES=20000 runs the full size.
  */
+import {after} from 'node:test'
+
 import {GetQueueAttributesCommand} from '@aws-sdk/client-sqs'
 
-import {queueUrl, rawSqs, sqsAvailable, sqsUrlWith} from '../integration/sqs-support.js'
+import {closeRawSqs, deleteQueuesByPrefix, queueUrl, rawSqs, sqsAvailable, sqsUrlWith} from '../integration/sqs-support.js'
 import {crashSuite} from './crash-suite.js'
 
 const VISIBILITY_SECONDS = 5
@@ -36,6 +38,12 @@ async function settle(queues: string[]): Promise<void> {
     }
   }
 }
+
+// ElasticMQ keeps every queue in its heap: the trials' queues go when the test ends.
+after(async () => {
+  await deleteQueuesByPrefix(['bqtest-crash']).catch(() => undefined)
+  closeRawSqs()
+})
 
 crashSuite({
   name: 'sqs',

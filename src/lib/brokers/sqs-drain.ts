@@ -68,6 +68,10 @@ export class SqsDrainSession implements DrainSession {
   /** Every message held and not yet deleted, by MessageId. */
   private readonly live = new Map<string, Reservation>()
   private handedOut = 0
+  /** Received ahead while the caller works on the previous batch: held like the rest, not handed out yet. */
+  private readonly ahead: ReservedMessage[] = []
+  private reading: Promise<void> | undefined
+  private calls = 0
   private closed = false
   private readonly timer: NodeJS.Timeout | undefined
   private beating: Promise<void> | undefined
@@ -92,50 +96,78 @@ export class SqsDrainSession implements DrainSession {
     const want = Math.min(checkBatch(max), this.init.limit - this.handedOut)
     const url = this.init.url
     if (want <= 0 || url === undefined) return []
-    const out: ReservedMessage[] = []
+    await this.reading
+    const out: ReservedMessage[] = this.ahead.splice(0, want)
     // A short-poll pass that comes back empty ends the drain only once SQS counts no visible
     // messages, or a 1 s long poll finds none: a short poll asks only some of SQS's servers.
     let waitSeconds = 0
     while (out.length < want) {
-      const remaining = want - out.length
-      const sizes = waitSeconds > 0 ? [Math.min(remaining, SQS_BATCH_ENTRIES)] : receiveSizes(remaining)
-      const sentAt = Date.now()
-      const settled = await Promise.allSettled(sizes.map((size) => this.receive(url, size, waitSeconds)))
-      let received = 0
-      let failure: unknown
-      for (const result of settled) {
-        if (result.status === 'rejected') {
-          failure ??= result.reason
-          continue
-        }
-        received += result.value.length
-        out.push(...this.admit(result.value, sentAt))
-      }
-      if (failure !== undefined) {
+      const pass = await this.receivePass(url, want - out.length, waitSeconds, out)
+      if (pass.failure !== undefined) {
         // What did arrive is held (and returned at close); the caller never saw it.
         this.handedOut += out.length
         for (const message of out) (message.handle as Reservation).state = 'held'
-        throw this.init.wrap(`receive from "${this.init.queue}"`, failure)
+        throw this.init.wrap(`receive from "${this.init.queue}"`, pass.failure)
       }
-      if (received === 0) {
-        if (waitSeconds === 0 && out.length === 0) {
-          let visible: number
-          try {
-            visible = await this.init.visibleCount()
-          } catch (error) {
-            throw this.init.wrap(`count the messages of "${this.init.queue}"`, error)
-          }
-          if (visible > 0) {
-            waitSeconds = 1
-            continue
-          }
-        }
-        break
+      if (!pass.sawEmpty) continue
+      if (out.length > 0 || waitSeconds > 0) break
+      let visible: number
+      try {
+        visible = await this.init.visibleCount()
+      } catch (error) {
+        throw this.init.wrap(`count the messages of "${this.init.queue}"`, error)
       }
-      waitSeconds = 0
+      if (visible === 0) break
+      waitSeconds = 1
     }
     this.handedOut += out.length
+    // Once the caller streams (a second call), the next batch is received while it works on this
+    // one. A first call takes no more than it asked for, so a one-off look holds nothing extra;
+    // a short batch means the queue ran dry, so nothing is read ahead then either.
+    if (this.calls++ > 0 && out.length === want) this.readAhead(url, Math.min(want, this.init.limit - this.handedOut - this.ahead.length))
     return out
+  }
+
+  /** Fills `ahead` with one short-poll pass; a failure is left for the next call's own receive to meet. */
+  private readAhead(url: string, need: number): void {
+    if (need <= 0) return
+    this.reading = this.receivePass(url, need, 0, this.ahead).then(
+      () => undefined,
+      () => undefined,
+    ).finally(() => {
+      this.reading = undefined
+    })
+  }
+
+  /**
+   * Keeps up to RECEIVE_CONCURRENCY receives in flight (one for a long poll) until `need` messages
+   * came or one receive came back empty. Never asks for more than `need` in all, so a drain takes
+   * nothing beyond its bound.
+   */
+  private async receivePass(url: string, need: number, waitSeconds: number, out: ReservedMessage[]): Promise<{sawEmpty: boolean; failure?: unknown}> {
+    let asked = 0
+    let sawEmpty = false
+    let failure: {error: unknown} | undefined
+    const lane = async () => {
+      while (!sawEmpty && failure === undefined && asked < need) {
+        const size = Math.min(SQS_BATCH_ENTRIES, need - asked)
+        asked += size
+        const sentAt = Date.now()
+        let messages: Message[]
+        try {
+          messages = await this.receive(url, size, waitSeconds)
+        } catch (error) {
+          failure ??= {error}
+          return
+        }
+        // A short answer frees its unused share for the next receive.
+        asked -= size - messages.length
+        if (messages.length === 0) sawEmpty = true
+        out.push(...this.admit(messages, sentAt))
+      }
+    }
+    await Promise.all(Array.from({length: waitSeconds > 0 ? 1 : RECEIVE_CONCURRENCY}, lane))
+    return failure === undefined ? {sawEmpty} : {sawEmpty, failure: failure.error}
   }
 
   async ack(messages: ReservedMessage[]): Promise<void> {
@@ -181,6 +213,8 @@ export class SqsDrainSession implements DrainSession {
     this.closed = true
     if (this.timer !== undefined) clearInterval(this.timer)
     try {
+      await this.reading
+      this.ahead.length = 0
       await this.beating
       const back = [...this.live.values()]
       if (back.length === 0) return
@@ -302,16 +336,4 @@ export class SqsDrainSession implements DrainSession {
 
 function isLostReceipt(failure: BatchResultErrorEntry): boolean {
   return failure.Code !== undefined && LOST_RECEIPT.has(failure.Code)
-}
-
-/** Splits a want into concurrent receive sizes of at most 10 each. */
-function receiveSizes(want: number): number[] {
-  const sizes: number[] = []
-  let left = want
-  while (left > 0 && sizes.length < RECEIVE_CONCURRENCY) {
-    const size = Math.min(SQS_BATCH_ENTRIES, left)
-    sizes.push(size)
-    left -= size
-  }
-  return sizes
 }
