@@ -71,6 +71,8 @@ interface ConnectionState {
   grants: string[]
   /** Reply links by their target address (request-response nodes answer to `reply-to`). */
   replies: Map<string, Sender>
+  /** Stops the delivery pumps of this connection's links when it goes away. */
+  pumps: Set<() => void>
 }
 
 interface LockedDelivery {
@@ -100,7 +102,7 @@ export async function startServiceBusTestServer(options: ServiceBusTestServerOpt
   const stateOf = (connection: Connection): ConnectionState => {
     let state = states.get(connection)
     if (state === undefined) {
-      state = {grants: [], replies: new Map()}
+      state = {grants: [], replies: new Map(), pumps: new Set()}
       states.set(connection, state)
     }
     return state
@@ -111,8 +113,13 @@ export async function startServiceBusTestServer(options: ServiceBusTestServerOpt
     connections.add(context.connection)
     stateOf(context.connection)
   })
-  container.on('disconnected', (context: EventContext) => connections.delete(context.connection))
-  container.on('connection_close', (context: EventContext) => connections.delete(context.connection))
+  const gone = (context: EventContext) => {
+    connections.delete(context.connection)
+    for (const stop of stateOf(context.connection).pumps) stop()
+    stateOf(context.connection).pumps.clear()
+  }
+  container.on('disconnected', gone)
+  container.on('connection_close', gone)
   container.on('error', () => undefined)
   container.on('connection_error', () => undefined)
 
@@ -276,14 +283,18 @@ export async function startServiceBusTestServer(options: ServiceBusTestServerOpt
         link.connection._register()
       }
     }
-    const stop = queue.onReady(pump)
+    const unsubscribe = queue.onReady(pump)
+    const pumps = stateOf(sender.connection).pumps
+    const stop = () => {
+      unsubscribe()
+      pumps.delete(stop)
+    }
+    pumps.add(stop)
     sender.on('sendable', pump)
     sender.on('sender_flow', pump)
     sender.on('sender_draining', pump)
     sender.on('sender_close', stop)
     sender.on('sender_error', stop)
-    sender.connection.on('disconnected', stop)
-    sender.connection.on('connection_close', stop)
   }
 
   // Settlement of a peek-lock delivery: accepted = complete, released = abandon, modified = abandon
