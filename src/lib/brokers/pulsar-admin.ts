@@ -56,9 +56,14 @@ export class PulsarAdmin {
     return this.getJson(`/admin/v2/${topic.path}/lastMessageId`, `read the last message id of ${topic.local}`)
   }
 
-  /** The topic's subscription names, or undefined when the topic does not exist. */
-  async subscriptions(topic: Topic): Promise<string[] | undefined> {
-    return this.getJson<string[]>(`/admin/v2/${topic.path}/subscriptions`, `list the subscriptions of ${topic.local}`)
+  /** The topic's subscription names, undefined when the topic does not exist, 'forbidden' when the role may not list them. */
+  async subscriptions(topic: Topic): Promise<string[] | undefined | 'forbidden'> {
+    const what = `list the subscriptions of ${topic.local}`
+    const response = await this.request(`/admin/v2/${topic.path}/subscriptions`, what)
+    if (response.status === 404) return undefined
+    if (response.status === 403) return 'forbidden'
+    if (!response.ok) throw await this.failure(what, response)
+    return (await response.json()) as string[]
   }
 
   /** Creates a durable subscription at the earliest or latest position; false when it already existed. */

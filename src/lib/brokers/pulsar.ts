@@ -223,7 +223,8 @@ class PulsarAdapter implements BrokerAdapter {
     const name = this.target.ensureSubscription
     if (name === '' || this.ensured.has(topic.full)) return
     const existing = await this.admin.subscriptions(topic)
-    if (existing === undefined || existing.length === 0) await this.admin.createSubscription(topic, name, 'latest')
+    // A producer-only role may not manage subscriptions: publishing is still its right.
+    if (existing !== 'forbidden' && (existing === undefined || existing.length === 0)) await this.admin.createSubscription(topic, name, 'latest')
     this.ensured.add(topic.full)
   }
 
