@@ -22,7 +22,10 @@ import type {BrokerAdapter, OutgoingMessage} from '../../src/lib/brokers/adapter
 import {openBroker, redactUrl} from '../../src/lib/brokers/registry.js'
 import {SqsAdapter} from '../../src/lib/brokers/sqs.js'
 import {createSqsClient} from '../../src/lib/brokers/sqs-client.js'
-import {parseSqsUrl} from '../../src/lib/brokers/sqs-url.js'
+import {inBatches} from '../../src/lib/brokers/sqs-batch.js'
+import {deduplicationId} from '../../src/lib/brokers/sqs-dedup.js'
+import {queueOfArn} from '../../src/lib/brokers/sqs-message.js'
+import {checkSqsQueueName, parseSqsUrl} from '../../src/lib/brokers/sqs-url.js'
 import {annotate, decode, fieldsOf, make} from '../../src/lib/envelope/index.js'
 import {BqError, ConnectionError, ExitCode, UsageError} from '../../src/lib/errors.js'
 import {viewOf} from '../../src/lib/ops/message-view.js'
@@ -422,5 +425,35 @@ describe('sqs adapter', () => {
       assert.deepEqual((foreign?.headers.MessageAttributes as Record<string, unknown>).blob, {DataType: 'Binary', BinaryValue: 'AQID'})
       assert.deepEqual(foreign?.native, {deliveryCount: 1})
     })
+  })
+})
+
+describe('sqs helpers', () => {
+  it('derives deduplication ids SQS accepts', () => {
+    const body = Buffer.from('{"x":1}')
+    assert.equal(deduplicationId('4a1f9c2e-7b3d-4e6a-8f10-2c4d6e8fa001', body), '4a1f9c2e-7b3d-4e6a-8f10-2c4d6e8fa001')
+    assert.equal(deduplicationId('4a1f9c2e-7b3d-4e6a-8f10-2c4d6e8fa001', body, '0123456789abcdef'), '4a1f9c2e-7b3d-4e6a-8f10-2c4d6e8fa001:bq-0123456789abcdef')
+    // Not an envelope: the body's hash; an id SQS would refuse (a space, too long): its hash.
+    assert.match(deduplicationId(undefined, body), /^[0-9a-f]{64}$/)
+    assert.match(deduplicationId('has space', body), /^[0-9a-f]{64}$/)
+    assert.match(deduplicationId('x'.repeat(120), body, '0123456789abcdef'), /^[0-9a-f]{64}:bq-0123456789abcdef$/)
+    assert.notEqual(deduplicationId('a', body, '0000000000000001'), deduplicationId('a', body, '0000000000000002'))
+  })
+
+  it('names queues the way SQS does', () => {
+    for (const ok of ['orders', 'orders-dlq', 'orders_1', 'orders.fifo', 'x'.repeat(80), `${'x'.repeat(75)}.fifo`]) checkSqsQueueName(ok, 'sqs://x')
+    for (const bad of ['', 'orders.dlq', 'a.b.fifo', 'a b', 'x'.repeat(81), '.fifo']) assert.throws(() => checkSqsQueueName(bad, 'sqs://x'), UsageError, bad)
+  })
+
+  it('reads the source queue from a DeadLetterQueueSourceArn', () => {
+    assert.equal(queueOfArn('arn:aws:sqs:us-east-1:000000000000:orders'), 'orders')
+    assert.equal(queueOfArn('arn:aws:sqs:eu-west-1:123456789012:orders.fifo'), 'orders.fifo')
+    assert.equal(queueOfArn('arn:aws:sns:us-east-1:000000000000:topic'), undefined)
+    assert.equal(queueOfArn(undefined), undefined)
+  })
+
+  it('splits batches by count and by bytes', () => {
+    assert.deepEqual(inBatches([1, 2, 3, 4, 5], () => 1, 2).map((b) => b.length), [2, 2, 1])
+    assert.deepEqual(inBatches([200, 30, 30, 200, 300], (n) => n, 10, 256).map((b) => b.join('+')), ['200+30', '30+200', '300'])
   })
 })
