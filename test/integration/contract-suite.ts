@@ -21,6 +21,12 @@ export interface ContractSetup {
    * without closing. Without it the crash-recovery test is skipped.
    */
   crashDrain?(queue: string, take: number, release: number): Promise<void>
+  /**
+   * The broker itself returns a crashed drain's reservations to the queue once it sees the
+   * connection gone (AMQP 1.0 unsettled deliveries), so `recover()` has nothing to do and returns
+   * 0. The crash test then checks that instead of a recovery by bq.
+   */
+  brokerReturnsOnCrash?: boolean
   /** The adapter bounds a drain by what the queue held when it started. */
   drainBoundedAtStart?: boolean
   /** Removes whatever the tests left on the broker for these queues. */
@@ -291,14 +297,21 @@ export function brokerContractSuite(name: string, setup: ContractSetup): void {
           return
         }
         await setup.crashDrain!(q, 4, 1)
-        // The dead run's reservations are out of the queue until someone recovers them.
-        assert.equal(await adapter.count(q), 2)
-        assert.equal(await adapter.recover(q), 4)
-        assert.equal(await adapter.count(q), 6)
+        if (setup.brokerReturnsOnCrash === true) {
+          // Nothing is staged: the broker puts the dead run's reservations back by itself.
+          assert.equal(await eventuallyCount(adapter, q, 6), 6)
+          assert.equal(await adapter.recover(q), 0)
+        } else {
+          // The dead run's reservations are out of the queue until someone recovers them.
+          assert.equal(await adapter.count(q), 2)
+          assert.equal(await adapter.recover(q), 4)
+          assert.equal(await adapter.count(q), 6)
+        }
         assertBodies(await adapter.browse(q, {limit: 10}), bodies)
 
         // A new drain recovers by itself, before it counts.
         await setup.crashDrain!(q, 3, 0)
+        if (setup.brokerReturnsOnCrash === true) await eventuallyCount(adapter, q, 6)
         const session = await adapter.drain(q)
         const taken = await takeAll(session, 4)
         assertBodies(taken, bodies)
@@ -400,6 +413,16 @@ export function assertBodies(found: BrokerMessage[], expected: Buffer[]): void {
 function preview(body: Buffer): string {
   const text = body.toString('utf8')
   return text.length > 80 ? `${text.slice(0, 80)}… (${body.length} bytes)` : text
+}
+
+/** The queue's count once it reaches `expected`, or its last count after a few seconds. */
+async function eventuallyCount(adapter: BrokerAdapter, queue: string, expected: number, timeoutMs = 10_000): Promise<number> {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    const count = await adapter.count(queue)
+    if (count === expected || Date.now() >= deadline) return count
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
 }
 
 /** Calls next(batch) until the session is done. */
