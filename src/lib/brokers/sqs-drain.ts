@@ -4,6 +4,7 @@
  * SQS has no staging place and no positions: a receive hides a message for the visibility
  * timeout, DeleteMessage removes it, and a visibility of 0 returns it. So:
  * - next() receives (10 per call, a few calls at once) with the session's visibility timeout;
+ *   once the caller streams, the next batch is received while it works on the current one;
  * - a heartbeat extends the visibility of every message the session holds before it runs out,
  *   so a long run keeps what it took; released messages stay hidden until close(), so one run
  *   never takes them twice;
@@ -14,8 +15,11 @@
  *   keeps that wait short.
  *
  * The drain takes at most the ApproximateNumberOfMessages seen when it started (or `max`), and
- * ends early when SQS has nothing more to give: on a FIFO queue a message held back (released)
- * blocks the rest of its message group until close, because SQS hands out a group strictly in order.
+ * ends early when SQS has nothing more to give. On a FIFO queue SQS hands out more of a message
+ * group only once what it gave is deleted or visible again, so a caller must settle a batch
+ * before asking for the next (the redrive engine does), and a message held back (released)
+ * blocks the rest of its group until close. SQS caps a message's hidden time at 12 hours from its
+ * receive: a run holding one longer loses the hold (it may be received elsewhere; never lost).
  */
 import {
   ChangeMessageVisibilityBatchCommand,
@@ -84,11 +88,6 @@ export class SqsDrainSession implements DrainSession {
       this.timer = setInterval(() => this.tick(), Math.max(250, Math.floor(this.visibilityMs / 6)))
       this.timer.unref()
     }
-  }
-
-  /** How many messages the session holds (handed out or released, not deleted). */
-  get holding(): number {
-    return this.live.size
   }
 
   async next(max: number): Promise<ReservedMessage[]> {
