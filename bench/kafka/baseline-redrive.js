@@ -24,8 +24,7 @@ const allDone = new Promise((resolve) => (done = resolve))
 if (finished.size === ends.size) done()
 await consumer.run({
   autoCommit: false,
-  eachBatchAutoResolve: false,
-  eachBatch: async ({batch}) => {
+  eachBatch: async ({batch, resolveOffset}) => {
     const end = ends.get(batch.partition)
     const records = batch.messages.filter((m) => Number(m.offset) < end)
     let chunk = []
@@ -41,6 +40,7 @@ await consumer.run({
     }
     if (chunk.length > 0) await producer.send({topic: queue, messages: chunk, acks: -1})
     if (records.length > 0) {
+      resolveOffset(records[records.length - 1].offset)
       const next = Number(records[records.length - 1].offset) + 1
       await consumer.commitOffsets([{topic: dlq, partition: batch.partition, offset: String(next)}])
       moved += records.length

@@ -60,4 +60,15 @@ describe('kafka-only commands', () => {
     // The DLQ topic itself still holds all four records.
     assert.equal(ids(await json(['peek', dlq, '-b', kafkaUrl, '--from-beginning'])).length, 4)
   })
+
+  test('dlq inspect lists the retry tiers <queue>.retry.<n>', async (t) => {
+    if (!(await kafka.available(t))) return
+    const queue = uniqueQueue('tiers')
+    assert.equal((await runBq(['replay', dlqExport(queue), '--as-is', '--to', `${queue}.dlq`, '--yes', '-b', kafkaUrl])).code, 0)
+    assert.equal((await runBq(['publish', 'urn:babel:orders:created', '-q', `${queue}.retry.1`, '--count', '2', '-b', kafkaUrl])).code, 0)
+    const report = await json(['dlq', 'inspect', queue, '-b', kafkaUrl])
+    assert.deepEqual(report.related_queues, [{queue: `${queue}.retry.1`, role: 'retry tier 1', count: 2}])
+    const human = await runBq(['dlq', 'inspect', queue, '-b', kafkaUrl])
+    assert.match(human.stderr, new RegExp(`related: ${queue}\\.retry\\.1 \\(retry tier 1, 2\\)`))
+  })
 })

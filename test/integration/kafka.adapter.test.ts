@@ -17,6 +17,7 @@ import {openBroker, redactUrl} from '../../src/lib/brokers/registry.js'
 import {decode, fieldsOf} from '../../src/lib/envelope/index.js'
 import {BqError, ConnectionError, ExitCode, UsageError} from '../../src/lib/errors.js'
 import {browseQueue} from '../../src/lib/ops/browse.js'
+import {inspectDlq} from '../../src/lib/ops/inspect.js'
 import {redrive} from '../../src/lib/ops/redrive.js'
 import {requireBroker, uniqueQueue} from '../support/brokers.js'
 import {assertBodies, numbered, out, takeAll} from './contract-suite.js'
@@ -87,9 +88,12 @@ async function redriveOffsets(name: string): Promise<{offset: string; metadata: 
   })
 }
 
-const deadLettered = (queue: string, n: number) =>
+/** An hour ago: recent enough for any topic to keep a record stamped with it. */
+const recent = Math.trunc(Date.now() / 1000) * 1000 - 3_600_000
+
+const deadLettered = (queue: string, n: number, createdAt = recent) =>
   `{"job":"urn:babel:orders:created","trace_id":"7b3f9c2a-e41d-4f88-9b2a-1c0d5e6f7a8b","data":{"order_id":${n},"amount":99.90,"big":9007199254740993},` +
-  `"meta":{"id":"id-${n}","queue":"${queue}","lang":"php","schema_version":1,"created_at":1749132727000},"attempts":3,` +
+  `"meta":{"id":"id-${n}","queue":"${queue}","lang":"php","schema_version":1,"created_at":${createdAt}},"attempts":3,` +
   `"dead_letter":{"reason":"failed","error":"boom","failed_at":1749132730000,"original_queue":"${queue}","attempts":3,"lang":"php"}}`
 
 describe('kafka adapter', () => {
@@ -115,7 +119,7 @@ describe('kafka adapter', () => {
         'bq-source-lang': 'php',
         'bq-attempts': '3',
       })
-      assert.equal(records[0].timestamp, '1749132727000')
+      assert.equal(records[0].timestamp, String(recent))
       assert.equal(records[1].headers['bq-attempts'], '0')
       assert.equal(records[1].headers['bq-replay-bypass'], '1')
       // A body that is not an envelope carries no bq- headers.
@@ -125,9 +129,39 @@ describe('kafka adapter', () => {
       // The inverse projection and the display.
       const [first] = await adapter.browse(q, {limit: 1})
       assert.equal(first.position, '0:0')
-      assert.equal(first.enqueuedAt, 1749132727000)
-      assert.deepEqual(first.native, {job: 'urn:babel:orders:created', traceId: '7b3f9c2a-e41d-4f88-9b2a-1c0d5e6f7a8b', id: 'id-1', lang: 'php', schemaVersion: 1, attempts: 3, createdAt: 1749132727000})
-      assert.deepEqual(first.headers, {topic: q, partition: 0, offset: 0, timestamp: 1749132727000, key: null, headers: records[0].headers})
+      assert.equal(first.enqueuedAt, recent)
+      assert.deepEqual(first.native, {job: 'urn:babel:orders:created', traceId: '7b3f9c2a-e41d-4f88-9b2a-1c0d5e6f7a8b', id: 'id-1', lang: 'php', schemaVersion: 1, attempts: 3, createdAt: recent})
+      assert.deepEqual(first.headers, {topic: q, partition: 0, offset: 0, timestamp: recent, key: null, headers: records[0].headers})
+    })
+  })
+
+  it('stamps meta.created_at only where the topic keeps and accepts it, else the current time', async (t) => {
+    await withAdapter(t, async (adapter) => {
+      const q = topic('stamp')
+      const forever = topic('stamp-forever')
+      await withAdmin((admin) => admin.createTopics({topics: [{topic: forever, numPartitions: 1, replicationFactor: 1, configEntries: [{name: 'retention.ms', value: '-1'}]}]}))
+      const old = 1_600_000_000_000
+      const future = Date.now() + 2 * 3_600_000
+      const messages = [recent, old, future].map((createdAt, n) => {
+        const envelope = decode(deadLettered(q, n, createdAt))
+        return {body: envelope.toBuffer(), fields: fieldsOf(envelope)}
+      })
+      const before = Date.now()
+      await adapter.publish(q, messages)
+      await adapter.publish(forever, messages)
+      const after = Date.now()
+      const stamps = async (name: string) => (await consumeAll(name, 3)).map((record) => Number(record.timestamp))
+      // Default topic (7-day retention, future limit 1 h): the old and the future one get the current time.
+      const [kept, aged, ahead] = await stamps(q)
+      assert.equal(kept, recent)
+      for (const stamp of [aged, ahead]) assert.ok(stamp >= before && stamp <= after, `${stamp} is not the publish time`)
+      // A topic that never deletes keeps the old one as created_at; the future one is still refused by the broker's limit.
+      const [keptForever, agedForever, aheadForever] = await stamps(forever)
+      assert.equal(keptForever, recent)
+      assert.equal(agedForever, old)
+      assert.ok(aheadForever >= before && aheadForever <= after)
+      // The bodies are untouched either way.
+      assert.equal(decode((await adapter.browse(q, {limit: 3}))[1].body).createdAt, old)
     })
   })
 
@@ -223,7 +257,7 @@ describe('kafka adapter', () => {
         assert.equal(copy.attempts, 0)
         assert.equal(copy.deadLetter, undefined)
         assert.equal(copy.id, `id-${i + 1}`)
-        assert.equal(record.timestamp, '1749132727000')
+        assert.equal(record.timestamp, String(recent))
         assert.match(record.value.toString(), /"amount":99\.90,"big":9007199254740993/)
       }
       assert.equal(await adapter.count(dlq), 0)
@@ -266,8 +300,8 @@ describe('kafka adapter', () => {
     await withAdapter(t, async (adapter) => {
       const q = topic('log')
       const bodies = numbered(10)
-      // Record timestamps 1000, 2000, … (meta.created_at).
-      await adapter.publish(q, bodies.map((body, i) => ({body, fields: {job: 'urn:babel:test:m', traceId: 't', id: `id-${i}`, queue: q, lang: 'node', schemaVersion: 1, createdAt: (i + 1) * 1000, attempts: 0}})))
+      // Record timestamps recent + 1000, + 2000, … (meta.created_at).
+      await adapter.publish(q, bodies.map((body, i) => ({body, fields: {job: 'urn:babel:test:m', traceId: 't', id: `id-${i}`, queue: q, lang: 'node', schemaVersion: 1, createdAt: recent + (i + 1) * 1000, attempts: 0}})))
       const session = await adapter.drain(q)
       await session.ack(await session.next(4))
       await session.close()
@@ -277,13 +311,32 @@ describe('kafka adapter', () => {
       assertBodies(await adapter.browse(q, {limit: 20, from: {kind: 'offset', offset: 7}}), bodies.slice(7))
       assertBodies(await adapter.browse(q, {limit: 20, from: {kind: 'offset', offset: 1, partition: 0}}), bodies.slice(1))
       assertBodies(await adapter.browse(q, {limit: 20, from: {kind: 'offset', offset: 99}}), [])
-      assertBodies(await adapter.browse(q, {limit: 20, from: {kind: 'time', at: 8500}}), bodies.slice(8))
-      assertBodies(await adapter.browse(q, {limit: 20, from: {kind: 'time', at: 99_000}}), [])
+      assertBodies(await adapter.browse(q, {limit: 20, from: {kind: 'time', at: recent + 8500}}), bodies.slice(8))
+      assertBodies(await adapter.browse(q, {limit: 20, from: {kind: 'time', at: recent + 99_000}}), [])
       assertBodies(await adapter.browse(q, {limit: 20, from: {kind: 'last', count: 2}}), bodies.slice(8))
       assertBodies(await adapter.browse(q, {limit: 20, from: {kind: 'last', count: 50}}), bodies)
       await assert.rejects(adapter.browse(q, {limit: 1, from: {kind: 'offset', offset: 0, partition: 3}}), /has no partition 3/)
       // Reading the log changed nothing.
       assert.equal(await adapter.count(q), 6)
+    })
+  })
+
+  it('lists the retry tiers <topic>.retry.<n> of a DLQ for dlq inspect', async (t) => {
+    await withAdapter(t, async (adapter) => {
+      const q = topic('tiers')
+      await adapter.publish(`${q}.dlq`, [out(Buffer.from('{"a":1}'))])
+      await adapter.publish(`${q}.retry.10`, numbered(1).map((body) => out(body)))
+      await adapter.publish(`${q}.retry.2`, numbered(2).map((body) => out(body)))
+      await withAdmin((admin) => admin.createTopics({topics: [{topic: `${q}.retry.1`, numPartitions: 1, replicationFactor: 1}, {topic: `${q}.retry.x`, numPartitions: 1, replicationFactor: 1}]}))
+      const expected = [
+        {queue: `${q}.retry.1`, role: 'retry tier 1', count: 0},
+        {queue: `${q}.retry.2`, role: 'retry tier 2', count: 2},
+        {queue: `${q}.retry.10`, role: 'retry tier 10', count: 1},
+      ]
+      assert.deepEqual(await adapter.relatedQueues!(`${q}.dlq`), expected)
+      const report = await inspectDlq(adapter, {dlq: `${q}.dlq`, groupBy: ['reason'], scanLimit: 10})
+      assert.deepEqual(report.related_queues, expected)
+      assert.deepEqual(await adapter.relatedQueues!(`${q}-none.dlq`), [])
     })
   })
 

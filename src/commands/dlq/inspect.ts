@@ -56,6 +56,9 @@ export default class DlqInspect extends BqCommand {
         this.log(await renderTable(['#', 'id', 'urn', 'reason', 'exception', 'error', 'failed_at', 'original_queue', 'attempts'], listed.map(listRow)))
       }
       this.logToStderr(`${dlq} on ${report.broker}: ${report.depth} waiting; ${report.scanned} examined in ${report.groups.length} group(s)${report.truncated ? ` (stopped at --scan ${flags.scan})` : ''}`)
+      if (report.related_queues !== undefined && report.related_queues.length > 0) {
+        this.logToStderr(`related: ${report.related_queues.map((r) => `${r.queue} (${r.role}, ${r.count})`).join(', ')}`)
+      }
       if (!adapter.capabilities.truePeek && report.scanned > 0) {
         this.logToStderr(`note: ${adapter.kind} has no true peek; the messages read ${readTrace(adapter)}`)
       }

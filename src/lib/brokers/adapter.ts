@@ -133,6 +133,19 @@ export interface BrokerAdapter {
    * Resolves to how many were returned. Adapters whose broker does this itself return 0.
    */
   recover(queue: string): Promise<number>
+  /**
+   * Queues that belong to this one by its binding's convention (Kafka's SDK-owned retry tiers
+   * `<topic>.retry.<n>` next to `<topic>.dlq`), for `bq dlq inspect`. Optional.
+   */
+  relatedQueues?(queue: string): Promise<RelatedQueue[]>
   /** Release connections. Safe to call twice. */
   close(): Promise<void>
+}
+
+export interface RelatedQueue {
+  queue: string
+  /** What it is to the inspected queue, e.g. `retry tier 1`. */
+  role: string
+  /** Messages in it, as this broker counts them (see the adapter). */
+  count: number
 }

@@ -137,10 +137,16 @@ export class KafkaDrainSession implements DrainSession {
       // finished runs splits one, which costs metadata; past the soft limit it moves to the back.
       const heading = part.progress.withDone([...part.inFlight.keys()].filter((offset) => !leaving.has(offset)))
       let budget = (this.init.softLimit ?? STATE_SOFT_LIMIT) - heading.encode().metadata.length
-      for (const offset of offsets) {
-        const splits = offset > heading.committed && heading.isDone(offset - 1) && heading.isDone(offset + 1)
-        if (splits && budget < HOLE_COST) reappend.push(part.inFlight.get(offset)!)
+      // Consecutive released records form one waiting run: it costs once, if it splits a done run.
+      for (let i = 0; i < offsets.length; ) {
+        let j = i
+        while (j + 1 < offsets.length && offsets[j + 1] === offsets[j] + 1) j++
+        const first = offsets[i]
+        const last = offsets[j]
+        const splits = first > heading.committed && heading.isDone(first - 1) && heading.isDone(last + 1)
+        if (splits && budget < HOLE_COST) for (let k = i; k <= j; k++) reappend.push(part.inFlight.get(offsets[k])!)
         else if (splits) budget -= HOLE_COST
+        i = j + 1
       }
     }
     const moving = new Set(reappend)

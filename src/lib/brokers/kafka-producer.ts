@@ -1,17 +1,20 @@
 /**
  * Publishing to Kafka: an idempotent producer with acks=all (every in-sync replica has the
  * record before the send resolves; retries cannot duplicate or reorder within the session).
- * A missing topic is created; an existing one is never changed.
+ * A missing topic is created; an existing one is never changed. Record timestamps follow
+ * kafka-timestamps.ts: meta.created_at unless the topic would delete or refuse it.
  */
 import kafkajs, {type Admin, type Kafka, type Message, type Producer} from 'kafkajs'
 
 import {BqError} from '../errors.js'
 import {kafkaErrorType, kafkaFailure} from './kafka-errors.js'
+import {DEFAULT_RULES, rulesFromConfig, timestampIsSafe, type TimestampRules} from './kafka-timestamps.js'
 import {recordSize} from './kafka-records.js'
 import type {KafkaTarget} from './kafka-url.js'
 import type {KafkaWire} from './kafka-wire.js'
 
-const {Partitioners} = kafkajs
+const {ConfigResourceTypes, Partitioners} = kafkajs
+const TIMESTAMP_CONFIGS = ['cleanup.policy', 'retention.ms', 'message.timestamp.type', 'message.timestamp.before.max.ms', 'message.timestamp.after.max.ms', 'message.timestamp.difference.max.ms']
 
 /**
  * kafkajs puts every record of one send for one partition into one record batch, and a batch
@@ -26,6 +29,7 @@ export class KafkaPublisher {
   private producer: Promise<Producer> | undefined
   private admin: Promise<Admin> | undefined
   private readonly ensured = new Set<string>()
+  private readonly rules = new Map<string, TimestampRules>()
 
   constructor(
     private readonly kafka: Kafka,
@@ -38,9 +42,14 @@ export class KafkaPublisher {
   async publish(topic: string, messages: Message[]): Promise<void> {
     if (messages.length === 0) return
     await this.ensureTopic(topic)
+    const rules = await this.timestampRules(topic)
+    const now = Date.now()
+    const stamped = messages.map((message) =>
+      message.timestamp === undefined || timestampIsSafe(Number(message.timestamp), now, rules) ? message : {...message, timestamp: String(now)},
+    )
     const producer = await this.getProducer()
     let confirmed = 0
-    for (const chunk of chunks(messages)) {
+    for (const chunk of chunks(stamped)) {
       try {
         await this.send(producer, topic, chunk)
       } catch (error) {
@@ -67,6 +76,24 @@ export class KafkaPublisher {
       if ((await this.wire.layout(topic)) === undefined) throw new BqError(`topic ${topic} on ${this.displayUrl} was created but does not show in the cluster metadata`)
     }
     this.ensured.add(topic)
+  }
+
+  /** What the topic does with timestamps (read once per topic); Kafka's defaults when bq may not read its configuration. */
+  private async timestampRules(topic: string): Promise<TimestampRules> {
+    const known = this.rules.get(topic)
+    if (known !== undefined) return known
+    let rules = DEFAULT_RULES
+    try {
+      const admin = await this.getAdmin()
+      const response = await admin.describeConfigs({resources: [{type: ConfigResourceTypes.TOPIC, name: topic, configNames: TIMESTAMP_CONFIGS}], includeSynonyms: false})
+      const entries = response.resources[0]?.configEntries ?? []
+      rules = rulesFromConfig(new Map(entries.map((entry) => [entry.configName, entry.configValue])))
+    } catch (error) {
+      // An ACL may forbid reading topic configuration: assume deletion after 7 days (the safe side).
+      if (!/AUTHORIZATION_FAILED/.test(kafkaErrorType(error) ?? '')) throw kafkaFailure(`read the configuration of topic ${topic}`, error, this.displayUrl, this.target.secrets)
+    }
+    this.rules.set(topic, rules)
+    return rules
   }
 
   async close(): Promise<void> {

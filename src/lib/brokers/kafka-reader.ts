@@ -50,6 +50,13 @@ export class PartitionReader {
       this.position = this.progress().nextWaiting(this.position)
       if (this.position >= this.end) return undefined
       const result = await this.wire.fetch(this.topic, this.layout, this.position, this.fetchBytes)
+      if (result.outOfRange === true) {
+        // Retention deleted records while bq read: carry on from the new log start, if it moved.
+        const low = (await this.wire.watermarks(this.topic, [this.layout])).get(this.partition)?.low ?? this.position
+        if (low <= this.position) return undefined
+        this.position = low
+        continue
+      }
       // Nothing visible below the bound (the rest is hidden, e.g. behind an open transaction): stop.
       if (result.next <= this.position) return undefined
       if (result.records.length === 0) {

@@ -23,18 +23,25 @@ export function copyOfRecord(record: KafkaRecord, partition: number): Message {
   return {partition, key: record.key, value: record.value, headers: record.headers as IHeaders, timestamp: String(record.timestamp)}
 }
 
-/** Bytes a record costs in a produce request, roughly (for keeping batches under the broker's limit). */
+/**
+ * Bytes a record costs in a produce request, roughly (for keeping batches under the broker's
+ * limit; strings count one byte per character, and a batch the broker still finds too large is split).
+ */
 export function recordSize(message: Message): number {
-  let size = 70 + byteLength(message.value) + byteLength(message.key)
-  for (const [name, value] of Object.entries(message.headers ?? {})) {
-    for (const item of Array.isArray(value) ? value : [value]) size += name.length + byteLength(item as Buffer | string | undefined) + 8
+  let size = 70 + lengthOf(message.value) + lengthOf(message.key)
+  const headers = message.headers
+  if (headers !== undefined) {
+    for (const name in headers) {
+      const value = headers[name]
+      if (Array.isArray(value)) for (const item of value) size += name.length + lengthOf(item) + 8
+      else size += name.length + lengthOf(value) + 8
+    }
   }
   return size
 }
 
-function byteLength(value: Buffer | string | null | undefined): number {
-  if (value === null || value === undefined) return 0
-  return typeof value === 'string' ? Buffer.byteLength(value) : value.length
+function lengthOf(value: Buffer | string | null | undefined): number {
+  return value === null || value === undefined ? 0 : value.length
 }
 
 /** `partition:offset`, the position bq shows for a record. */

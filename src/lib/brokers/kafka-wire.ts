@@ -51,6 +51,8 @@ export interface FetchResult {
   records: KafkaRecord[]
   /** Where the next fetch starts (past hidden records too); equals the request when nothing came back. */
   next: number
+  /** The offset is no longer in the log (retention deleted it while bq read). */
+  outOfRange?: boolean
 }
 
 export interface GroupOffset {
@@ -188,6 +190,11 @@ export class KafkaWire {
     return layout === undefined || layout.length === 0 ? undefined : layout
   }
 
+  /** Every topic name in the cluster. */
+  async topicNames(): Promise<string[]> {
+    return this.run('list topics', async () => (await this.cluster.metadata({topics: []})).topicMetadata.map((entry) => entry.topic))
+  }
+
   /** How many brokers the cluster has (known after the first metadata request). */
   async brokerCount(): Promise<number> {
     if (this.brokerIds.length === 0) {
@@ -243,14 +250,20 @@ export class KafkaWire {
   async fetch(topic: string, partition: PartitionLayout, offset: number, maxBytes: number): Promise<FetchResult> {
     return this.run(`read topic ${topic}`, async () => {
       const broker = await this.cluster.findBroker({nodeId: partition.leader})
-      const response = await broker.fetch({
-        replicaId: -1,
-        isolationLevel: READ_COMMITTED,
-        maxWaitTime: 0,
-        minBytes: 1,
-        maxBytes,
-        topics: [{topic, partitions: [{partition: partition.partition, fetchOffset: String(offset), maxBytes}]}],
-      })
+      let response: Awaited<ReturnType<InternalBroker['fetch']>>
+      try {
+        response = await broker.fetch({
+          replicaId: -1,
+          isolationLevel: READ_COMMITTED,
+          maxWaitTime: 0,
+          minBytes: 1,
+          maxBytes,
+          topics: [{topic, partitions: [{partition: partition.partition, fetchOffset: String(offset), maxBytes}]}],
+        })
+      } catch (error) {
+        if (kafkaErrorType(error) === 'OFFSET_OUT_OF_RANGE') return {records: [], next: offset, outOfRange: true}
+        throw error
+      }
       const data = response.responses.find((entry) => entry.topicName === topic)?.partitions.find((entry) => entry.partition === partition.partition)
       if (data === undefined || data.messages.length === 0) return {records: [], next: offset}
       let next = offset

@@ -15,7 +15,7 @@
 import type {Message} from 'kafkajs'
 
 import {BqError, ConnectionError, UsageError} from '../errors.js'
-import type {BrokerAdapter, BrokerMessage, BrowseFrom, BrowseOptions, Capabilities, DrainOptions, DrainSession, OutgoingMessage} from './adapter.js'
+import type {BrokerAdapter, BrokerMessage, BrowseFrom, BrowseOptions, Capabilities, DrainOptions, DrainSession, OutgoingMessage, RelatedQueue} from './adapter.js'
 import {KafkaDrainSession, type DrainPartition} from './kafka-drain.js'
 import {connectionReason} from './kafka-errors.js'
 import {KafkaPublisher} from './kafka-producer.js'
@@ -189,6 +189,29 @@ export class KafkaAdapter implements BrokerAdapter {
     })
     this.sessions.add(session)
     return session
+  }
+
+  /**
+   * The SDK-owned retry tiers `<topic>.retry.<n>` of a DLQ `<topic>.dlq`, in tier order, each with
+   * the records it retains (high minus low watermark): their consumers are the SDKs' retry
+   * workers, whose groups bq does not know, so this is what the log holds, not what waits.
+   */
+  async relatedQueues(queue: string): Promise<RelatedQueue[]> {
+    const base = this.topic(queue).replace(/\.dlq$/, '')
+    // Topic names are [a-zA-Z0-9._-]: only the dots need escaping.
+    const tier = new RegExp(`^${base.replaceAll('.', '\\.')}\\.retry\\.(\\d+)$`)
+    const tiers = (await this.wire.topicNames())
+      .map((name) => ({name, n: tier.exec(name)?.[1]}))
+      .filter((entry): entry is {name: string; n: string} => entry.n !== undefined)
+      .sort((a, b) => Number(a.n) - Number(b.n))
+    const related: RelatedQueue[] = []
+    for (const {name, n} of tiers) {
+      const layout = await this.wire.layout(name)
+      let records = 0
+      if (layout !== undefined) for (const mark of (await this.wire.watermarks(name, layout)).values()) records += mark.high - mark.low
+      related.push({queue: name, role: `retry tier ${Number(n)}`, count: records})
+    }
+    return related
   }
 
   /** Nothing to recover: a crashed run's uncommitted records simply wait in the log. */

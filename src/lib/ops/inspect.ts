@@ -1,4 +1,4 @@
-import type {BrokerAdapter} from '../brokers/adapter.js'
+import type {BrokerAdapter, RelatedQueue} from '../brokers/adapter.js'
 import {UsageError} from '../errors.js'
 import {browseQueue} from './browse.js'
 import type {MessageView} from './message-view.js'
@@ -26,6 +26,8 @@ export interface TriageReport {
   truncated: boolean
   group_by: GroupKey[]
   groups: TriageGroup[]
+  /** Queues the broker's binding ties to this DLQ (Kafka retry tiers), where the adapter knows them. */
+  related_queues?: RelatedQueue[]
 }
 
 export function parseGroupBy(values: string[] | undefined): GroupKey[] {
@@ -73,6 +75,7 @@ export async function inspectDlq(
       if (group.newest_failed_at === null || failedAt > group.newest_failed_at) group.newest_failed_at = failedAt
     }
   })
+  const related = adapter.relatedQueues === undefined ? undefined : await adapter.relatedQueues(options.dlq)
   return {
     dlq: options.dlq,
     broker: adapter.displayUrl,
@@ -81,5 +84,6 @@ export async function inspectDlq(
     truncated: outcome.truncated,
     group_by: options.groupBy,
     groups: [...groups.values()].sort((a, b) => b.count - a.count),
+    ...(related === undefined ? {} : {related_queues: related}),
   }
 }
