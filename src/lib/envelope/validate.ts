@@ -69,8 +69,8 @@ export function validateEnvelopeText(text: string): EnvelopeCheck {
     return {problems: [{severity: 'error', code: 'envelope.not_object', path: '$', message: `an envelope must be a JSON object, found ${typeName(value)}`}]}
   }
   const problems = validateEnvelopeValue(value)
-  // Only a parsed number beyond 2^53 can hide a precision problem; then the original spelling decides.
-  if (hasUnsafeNumber(value)) problems.push(...checkNumberRanges(text))
+  // Only a literal with 16+ digits can exceed 2^53 − 1; then the original spelling decides.
+  if (hasLongDigitRun(text)) problems.push(...checkNumberRanges(text))
   const urn = typeof value.job === 'string' ? value.job : typeof value.urn === 'string' ? value.urn : undefined
   const meta = value.meta
   const id = isObject(meta) && typeof meta.id === 'string' ? meta.id : undefined
@@ -225,20 +225,15 @@ export function isUuid(value: string): boolean {
   return true
 }
 
-/** True when any number in a parsed value lies beyond ±(2^53 − 1). Iterative: deep values are fine. */
-function hasUnsafeNumber(value: unknown): boolean {
-  const pending: unknown[] = [value]
-  while (pending.length > 0) {
-    const current = pending.pop()
-    if (typeof current === 'number') {
-      if (current > Number.MAX_SAFE_INTEGER || current < Number.MIN_SAFE_INTEGER) return true
-    } else if (Array.isArray(current)) {
-      for (const item of current) if (typeof item === 'object' || typeof item === 'number') pending.push(item)
-    } else if (current !== null && typeof current === 'object') {
-      for (const key in current) {
-        const item = (current as Record<string, unknown>)[key]
-        if (typeof item === 'object' || typeof item === 'number') pending.push(item)
-      }
+/** True when the text holds 16 or more consecutive digits (a hand loop: this runs on every message). */
+function hasLongDigitRun(text: string): boolean {
+  let run = 0
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    if (c >= 48 && c <= 57) {
+      if (++run >= 16) return true
+    } else {
+      run = 0
     }
   }
   return false
