@@ -23,6 +23,8 @@ const TIMESTAMP_CONFIGS = ['cleanup.policy', 'retention.ms', 'message.timestamp.
  */
 const SEND_BYTES = 900_000
 const SEND_RECORDS = 10_000
+/** Errors that mean the topic's partitions are not served yet, not that the records were refused. */
+const NOT_READY = new Set(['UNKNOWN_TOPIC_OR_PARTITION', 'LEADER_NOT_AVAILABLE', 'NOT_LEADER_FOR_PARTITION', 'NOT_LEADER_OR_FOLLOWER'])
 const TOO_LARGE = new Set(['MESSAGE_TOO_LARGE', 'RECORD_LIST_TOO_LARGE'])
 
 export class KafkaPublisher {
@@ -107,10 +109,16 @@ export class KafkaPublisher {
     ])
   }
 
-  private async send(producer: Producer, topic: string, chunk: Message[]): Promise<void> {
+  private async send(producer: Producer, topic: string, chunk: Message[], attempt = 1): Promise<void> {
     try {
       await producer.send({topic, messages: chunk, acks: -1, timeout: 30_000})
     } catch (error) {
+      // A topic created a moment ago may not be known to every broker yet (seen under load):
+      // nothing was written, and the idempotent producer makes a resend safe. Bounded: ~15 s.
+      if (NOT_READY.has(kafkaErrorType(error) ?? '') && attempt < 10) {
+        await new Promise((resolve) => setTimeout(resolve, Math.min(2000, 200 * attempt)))
+        return this.send(producer, topic, chunk, attempt + 1)
+      }
       // The broker refused the whole batch before writing any of it: split and retry.
       if (TOO_LARGE.has(kafkaErrorType(error) ?? '') && chunk.length > 1) {
         const half = Math.ceil(chunk.length / 2)
