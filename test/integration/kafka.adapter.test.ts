@@ -340,6 +340,34 @@ describe('kafka adapter', () => {
     })
   })
 
+  it('on a topic with several partitions, reads and drains partition by partition, each in offset order', async (t) => {
+    const threeWay = kafkaUrl.includes('?') ? `${kafkaUrl}&partitions=3` : `${kafkaUrl}?partitions=3`
+    await withAdapter(t, async (adapter) => {
+      const q = topic('partitions')
+      const bodies = numbered(30)
+      await adapter.publish(q, bodies.map((body) => out(body)))
+      const all = await adapter.browse(q, {limit: 100})
+      assert.equal(all.length, 30)
+      const order = all.map((m) => m.position!.split(':').map(Number))
+      assert.deepEqual(order, [...order].sort((a, b) => a[0] - b[0] || a[1] - b[1]), 'partition then offset')
+      assert.ok(new Set(order.map(([p]) => p)).size > 1, 'the records went to more than one partition')
+      assert.deepEqual(all.map((m) => m.body.toString()).sort(), bodies.map(String).sort())
+      const session = await adapter.drain(q)
+      const taken = await takeAll(session, 7)
+      assert.deepEqual(taken.map((m) => m.position), all.map((m) => m.position))
+      await session.release(taken.filter((_, i) => i % 2 === 1))
+      await session.ack(taken.filter((_, i) => i % 2 === 0))
+      await session.close()
+      assert.equal(await adapter.count(q), 15)
+      const again = await adapter.drain(q)
+      const left = await takeAll(again, 10)
+      assert.deepEqual(left.map((m) => m.position), all.filter((_, i) => i % 2 === 1).map((m) => m.position))
+      await again.ack(left)
+      await again.close()
+      assert.equal(await adapter.count(q), 0)
+    }, () => openBroker(threeWay))
+  })
+
   it('refuses delayed publishing and invalid topic names', async (t) => {
     await withAdapter(t, async (adapter) => {
       await assert.rejects(adapter.publish(topic('delay'), [{...out(Buffer.from('{}')), delayMs: 1000}]), (error: unknown) => error instanceof UsageError && /no delayed delivery/.test(error.message))
