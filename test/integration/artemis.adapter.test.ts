@@ -331,6 +331,43 @@ describe('artemis adapter', () => {
     })
   })
 
+  it('counts, browses and drains without the manage permission (counting by browsing)', async (t) => {
+    if (!(await available(t))) return
+    // A user whose role may use bqtest-limited.* addresses but not the management address.
+    const user = 'bqlimited'
+    const match = 'bqtest-limited.#'
+    await withManagement(url, async (management) => {
+      await management.invoke('broker', 'addUser', [user, user, user, true])
+      // send, consume, create/delete durable, create/delete non-durable, manage, browse, create/delete address
+      await management.invoke('broker', 'addSecuritySettings', [match, user, user, user, user, user, user, '', user, user, user])
+    })
+    const limitedUrl = new URL(url)
+    limitedUrl.username = user
+    limitedUrl.password = user
+    const q = `bqtest-limited.${uniqueQueue('nomanage')}`
+    used.push(q)
+    try {
+      await withAdapter(t, async (adapter) => {
+        const bodies = numbered(5)
+        await adapter.publish(q, bodies.map((body) => out(body)))
+        assert.equal(await adapter.count(q), 5)
+        assertBodies(await adapter.browse(q, {offset: 1, limit: 3}), bodies.slice(1, 4))
+        const session = await adapter.drain(q, {max: 3})
+        const taken = await takeAll(session, 2)
+        assertBodies(taken, bodies.slice(0, 3))
+        await session.ack(taken.slice(0, 2))
+        await session.close()
+        assert.equal(await adapter.count(q), 3)
+        assertBodies(await adapter.browse(q, {limit: 10}), bodies.slice(2))
+      }, () => openBroker(limitedUrl.href))
+    } finally {
+      await withManagement(url, async (management) => {
+        await management.invoke('broker', 'removeSecuritySettings', [match])
+        await management.invoke('broker', 'removeUser', [user])
+      })
+    }
+  })
+
   it('fails fast with a one-line, redacted ConnectionError (exit 4) when the broker is unreachable', async () => {
     const started = Date.now()
     await assert.rejects(openBroker('artemis://bq:hunter2-secret@127.0.0.1:5999'), (error: unknown) => {

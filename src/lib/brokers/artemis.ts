@@ -27,7 +27,7 @@ import type {BrokerAdapter, BrokerMessage, BrowseOptions, Capabilities, DrainOpt
 import {ArtemisBrowser} from './artemis-browse.js'
 import {ArtemisConnection} from './artemis-connection.js'
 import {ArtemisDrainSession, DEFAULT_SESSION_BUFFER, EmptyDrainSession, type ArtemisDrainTuning} from './artemis-drain.js'
-import {ArtemisManagement} from './artemis-management.js'
+import {ArtemisManagement, type ManagementReply} from './artemis-management.js'
 import {toBrokerMessage} from './artemis-message.js'
 import {ArtemisPublisher} from './artemis-publish.js'
 import {parseArtemisUrl, type ArtemisTarget} from './artemis-url.js'
@@ -158,18 +158,29 @@ class ArtemisAdapter implements BrokerAdapter {
     const management = await this.managementClient()
     if (management === undefined) return undefined
     const resource = `queue.${queue}`
-    const [total, delivering, scheduled] = await Promise.all([
-      management.attribute(resource, 'messageCount'),
-      management.attribute(resource, 'deliveringCount'),
-      management.attribute(resource, 'scheduledCount'),
-    ])
+    let replies: ManagementReply[]
+    try {
+      replies = await Promise.all([
+        management.attribute(resource, 'messageCount'),
+        management.attribute(resource, 'deliveringCount'),
+        management.attribute(resource, 'scheduledCount'),
+      ])
+    } catch (error) {
+      // The broker refuses requests from a user without the permission: count without them.
+      if (error instanceof BqError && error.code === 'management-refused') {
+        this.management = Promise.resolve(undefined)
+        return undefined
+      }
+      throw error
+    }
+    const [total, delivering, scheduled] = replies
     if (!total.ok) {
       // The reply to an unknown queue is a generic failure; it means "no such queue" only if
       // management answers otherwise.
       if (await this.managementAnswers(management)) return {exists: false}
       return undefined
     }
-    const count = (reply: {ok: boolean; value: unknown}) => (reply.ok && typeof reply.value === 'number' && Number.isFinite(reply.value) ? reply.value : 0)
+    const count = (reply: ManagementReply) => (reply.ok && typeof reply.value === 'number' && Number.isFinite(reply.value) ? reply.value : 0)
     // Three reads, not one snapshot: clamp what a concurrent consumer could make negative.
     return {exists: true, ready: Math.max(0, count(total) - count(delivering) - count(scheduled))}
   }
