@@ -11,6 +11,7 @@ import type {Redis} from 'ioredis'
 
 import {BqError} from '../errors.js'
 import type {DrainSession, OutgoingMessage, ReservedMessage} from './adapter.js'
+import {splitBatches} from './batching.js'
 import type {DrainLock} from './redis-lock.js'
 import {ACK, MOVE, RECOVER, RELEASE, RESERVE, RESTORE, runScript, type Script} from './redis-scripts.js'
 import {checkBatch, checkQueue} from './validate.js'
@@ -243,19 +244,5 @@ function insertionIndex(sorted: number[], seq: number): number {
 
 /** Splits items into script-sized groups by count and bytes. */
 export function chunks<T>(items: T[], size: (item: T) => number): T[][] {
-  const out: T[][] = []
-  let current: T[] = []
-  let bytes = 0
-  for (const item of items) {
-    const itemBytes = size(item)
-    if (current.length > 0 && (current.length >= SCRIPT_BATCH || bytes + itemBytes > SCRIPT_BYTES)) {
-      out.push(current)
-      current = []
-      bytes = 0
-    }
-    current.push(item)
-    bytes += itemBytes
-  }
-  if (current.length > 0) out.push(current)
-  return out
+  return splitBatches(items, size, SCRIPT_BATCH, SCRIPT_BYTES)
 }

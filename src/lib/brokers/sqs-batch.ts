@@ -1,25 +1,12 @@
 /** Batching and bounded fan-out for SQS's 10-entry batch calls. */
+import {splitBatches} from './batching.js'
 
 /** SQS batch calls (send, delete, change visibility) take at most 10 entries. */
 export const SQS_BATCH_ENTRIES = 10
 
 /** Splits items into groups of at most `maxEntries` items and `maxBytes` bytes (an item larger than maxBytes goes alone). */
 export function inBatches<T>(items: T[], size: (item: T) => number, maxEntries = SQS_BATCH_ENTRIES, maxBytes = Infinity): T[][] {
-  const out: T[][] = []
-  let current: T[] = []
-  let bytes = 0
-  for (const item of items) {
-    const itemBytes = size(item)
-    if (current.length > 0 && (current.length >= maxEntries || bytes + itemBytes > maxBytes)) {
-      out.push(current)
-      current = []
-      bytes = 0
-    }
-    current.push(item)
-    bytes += itemBytes
-  }
-  if (current.length > 0) out.push(current)
-  return out
+  return splitBatches(items, size, maxEntries, maxBytes)
 }
 
 /**
