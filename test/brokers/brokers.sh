@@ -40,7 +40,7 @@ ARTEMIS_HEAP_MAX=384M
 ARTEMIS_HEAP_MIN=64M
 SQS_PORT=9324
 SQS_REGION=us-east-1
-SQS_HEAP=(-Xms32m -Xmx256m)
+SQS_HEAP=(-Xms32m -Xmx1g)   # ElasticMQ keeps every message in its heap; 256m ran out in a 20,000-message SIGKILL trial series
 PULSAR_PORT=6650          # binary protocol (not used by bq, which speaks WebSocket + REST)
 PULSAR_WEB_PORT=8080      # admin REST API and WebSocket API
 PULSAR_HEAP=(-Xms128m -Xmx512m -XX:MaxDirectMemorySize=256m)

@@ -3,16 +3,14 @@
  * the killed run's locked messages stay on the DLQ (a peek still lists them) and Service Bus
  * returns them when their locks expire; a copy already sent may exist twice.
  *
- * Scaled down to 2,000 messages per trial by default (BQ_CRASH_MESSAGES overrides): the test
+ * Scaled down to 2,000 messages per trial (BQ_CRASH_MESSAGES overrides): the test
  * server runs inside this test process on a 2-core machine, and what is checked (every meta.id
  * survives a kill at a random moment) does not depend on the size once a run spans several batches.
  */
 import {after, before} from 'node:test'
 
 import {startServiceBusTestServer, type ServiceBusTestServer} from '../servicebus/server.js'
-
-process.env.BQ_CRASH_MESSAGES ??= '2000'
-const {crashSuite} = await import('./crash-suite.js')
+import {crashSuite} from './crash-suite.js'
 
 let server: ServiceBusTestServer
 before(async () => {
@@ -20,4 +18,4 @@ before(async () => {
 })
 after(() => server.close())
 
-crashSuite({name: 'service-bus', url: () => server.connectionString, exactlyOnce: false, available: async () => true})
+crashSuite({name: 'service-bus', url: () => server.connectionString, exactlyOnce: false, available: async () => true, messages: 2000})
