@@ -1,4 +1,7 @@
 #!/usr/bin/env node
-import {execute} from '@oclif/core'
+// oclif's check of Node against its own `engines` loads semver on every start; bq's package.json
+// states the Node it needs, and npm checks that at install.
+process.env.OCLIF_DISABLE_ENGINE_WARNING ??= '1'
+const {execute} = await import('@oclif/core')
 
 await execute({dir: import.meta.url})

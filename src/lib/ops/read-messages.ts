@@ -99,6 +99,47 @@ class MessageSplitter {
       }
     }
     if (this.mode === 'document') return this.addToDocument(chunk)
+    if (this.mode === 'lines' && !this.oversized) return this.pushLines(chunk)
+    this.pushBytes(chunk)
+  }
+
+  /**
+   * The JSONL fast path: the chunk's complete lines are decoded with one toString and split as a
+   * string, instead of one Buffer view and one decode per line. Input with invalid UTF-8 (the
+   * decoder's U+FFFD appears) goes through the byte path, which reports the exact lines.
+   */
+  private pushLines(chunk: Buffer): void {
+    const lastNewline = chunk.lastIndexOf(10)
+    if (lastNewline === -1) return this.keepPartial(chunk)
+    let complete = chunk.subarray(0, lastNewline + 1)
+    if (this.pending.length > 0) {
+      this.pending.push(complete)
+      complete = Buffer.concat(this.pending)
+      this.pending = []
+      this.pendingBytes = 0
+    }
+    const text = complete.toString('utf8')
+    if (text.includes('\uFFFD')) this.pushBytes(complete)
+    else this.splitText(text)
+    if (lastNewline + 1 < chunk.length) this.keepPartial(chunk.subarray(lastNewline + 1))
+  }
+
+  /** Emits each line of `text`, which ends with a newline. */
+  private splitText(text: string): void {
+    let start = 0
+    for (let newline = text.indexOf('\n'); newline !== -1; newline = text.indexOf('\n', start)) {
+      const end = newline > start && text.charCodeAt(newline - 1) === 13 ? newline - 1 : newline
+      const line = text.slice(start, end)
+      start = newline + 1
+      this.currentLine++
+      if (isBlankText(line)) continue
+      this.sawAny = true
+      this.emit({source: this.source, line: this.currentLine, text: line})
+    }
+  }
+
+  /** The general path: splits on raw bytes (first line, documents, invalid UTF-8). */
+  private pushBytes(chunk: Buffer): void {
     let start = 0
     while (start < chunk.length) {
       const newline = chunk.indexOf(10, start)
@@ -219,6 +260,15 @@ class MessageSplitter {
     }
     this.onMessage(message)
   }
+}
+
+/** Spaces, tabs and carriage returns only (what isBlank accepts, on text). */
+function isBlankText(line: string): boolean {
+  for (let i = 0; i < line.length; i++) {
+    const c = line.charCodeAt(i)
+    if (c !== 32 && c !== 9 && c !== 13) return false
+  }
+  return true
 }
 
 function isBlank(bytes: Buffer): boolean {
