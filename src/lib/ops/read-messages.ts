@@ -111,13 +111,13 @@ class MessageSplitter {
   private pushLines(chunk: Buffer): void {
     const lastNewline = chunk.lastIndexOf(10)
     if (lastNewline === -1) return this.keepPartial(chunk)
-    let complete = chunk.subarray(0, lastNewline + 1)
+    let from = 0
     if (this.pending.length > 0) {
-      this.pending.push(complete)
-      complete = Buffer.concat(this.pending)
-      this.pending = []
-      this.pendingBytes = 0
+      // Finish the line the previous chunk started on its own, so the rest needs no copy.
+      from = chunk.indexOf(10) + 1
+      this.pushBytes(chunk.subarray(0, from))
     }
+    const complete = chunk.subarray(from, lastNewline + 1)
     const text = complete.toString('utf8')
     if (text.includes('\uFFFD')) this.pushBytes(complete)
     else this.splitText(text)
