@@ -1,34 +1,43 @@
 /**
- * Publishing to Kafka: an idempotent producer with acks=all (every in-sync replica has the
- * record before the send resolves; retries cannot duplicate or reorder within the session).
- * A missing topic is created; an existing one is never changed. Record timestamps follow
+ * Publishing to Kafka: idempotent writes with acks=all (every in-sync replica has the record
+ * before the send resolves; resends cannot duplicate or reorder within the session), through bq's
+ * own produce path (kafka-produce.ts) over the kafkajs connections KafkaWire holds. A missing
+ * topic is created; an existing one is never changed. Record timestamps follow
  * kafka-timestamps.ts: meta.created_at unless the topic would delete or refuse it.
  */
-import kafkajs, {type Admin, type Kafka, type Message, type Producer} from 'kafkajs'
+import kafkajs, {type Admin, type Kafka, type Message} from 'kafkajs'
 
 import {BqError} from '../errors.js'
+import type {BatchRecord} from './kafka-batch-encoder.js'
+import {splitBatches} from './batching.js'
 import {kafkaErrorType, kafkaFailure} from './kafka-errors.js'
+import {PartitionChooser} from './kafka-partitioner.js'
+import {IdempotentProducer} from './kafka-produce.js'
+import {protocolError} from './kafka-produce-request.js'
 import {DEFAULT_RULES, rulesFromConfig, timestampIsSafe, type TimestampRules} from './kafka-timestamps.js'
 import {recordSize} from './kafka-records.js'
 import type {KafkaTarget} from './kafka-url.js'
 import type {KafkaWire} from './kafka-wire.js'
 
-const {ConfigResourceTypes, Partitioners} = kafkajs
+const {ConfigResourceTypes} = kafkajs
 const TIMESTAMP_CONFIGS = ['cleanup.policy', 'retention.ms', 'message.timestamp.type', 'message.timestamp.before.max.ms', 'message.timestamp.after.max.ms', 'message.timestamp.difference.max.ms']
 
 /**
- * kafkajs puts every record of one send for one partition into one record batch, and a batch
- * must fit the topic's max.message.bytes (1 MiB by default). Sends stay under this estimate and
- * are split further if the broker still says a batch is too large.
+ * A record batch must fit the topic's max.message.bytes (1 MiB by default). Records are grouped
+ * under this estimate (recordSize counts more than the encoding takes), and the produce path
+ * splits a batch further if the broker still says it is too large.
  */
-const SEND_BYTES = 900_000
-const SEND_RECORDS = 10_000
-/** Errors that mean the topic's partitions are not served yet, not that the records were refused. */
-const NOT_READY = new Set(['UNKNOWN_TOPIC_OR_PARTITION', 'LEADER_NOT_AVAILABLE', 'NOT_LEADER_FOR_PARTITION', 'NOT_LEADER_OR_FOLLOWER'])
-const TOO_LARGE = new Set(['MESSAGE_TOO_LARGE', 'RECORD_LIST_TOO_LARGE'])
+const BATCH_BYTES = 1_000_000
+const BATCH_RECORDS = 10_000
+
+/** A record ready for the encoder, and where it must go if it says. */
+interface Outgoing extends BatchRecord {
+  partition?: number
+}
 
 export class KafkaPublisher {
-  private producer: Promise<Producer> | undefined
+  private readonly producer: IdempotentProducer
+  private readonly chooser = new PartitionChooser()
   private admin: Promise<Admin> | undefined
   private readonly ensured = new Set<string>()
   private readonly rules = new Map<string, TimestampRules>()
@@ -38,28 +47,34 @@ export class KafkaPublisher {
     private readonly wire: KafkaWire,
     private readonly target: KafkaTarget,
     private readonly displayUrl: string,
-  ) {}
+  ) {
+    this.producer = new IdempotentProducer(wire, displayUrl)
+  }
 
-  /** Resolves once every record is acknowledged by all in-sync replicas, in order. */
+  /** Resolves once every record is acknowledged by all in-sync replicas, in order per partition. */
   async publish(topic: string, messages: Message[]): Promise<void> {
     if (messages.length === 0) return
     await this.ensureTopic(topic)
     const rules = await this.timestampRules(topic)
     const now = Date.now()
-    const stamped = messages.map((message) =>
-      message.timestamp === undefined || timestampIsSafe(Number(message.timestamp), now, rules) ? message : {...message, timestamp: String(now)},
-    )
-    const producer = await this.getProducer()
     let confirmed = 0
-    for (const chunk of chunks(stamped)) {
-      try {
-        await this.send(producer, topic, chunk)
-      } catch (error) {
-        const failure = kafkaFailure(`publish to topic ${topic}`, error, this.displayUrl, this.target.secrets)
-        failure.message += ` (${confirmed} of ${messages.length} confirmed before the failure)`
-        throw failure
+    try {
+      const layout = await this.wire.layout(topic)
+      if (layout === undefined) throw protocolError(3)
+      // Each group is a batch; unkeyed records of a group share a partition (kafka-partitioner.ts).
+      const partitions = new Map<number, Outgoing[][]>()
+      for (const group of splitBatches(messages, recordSize, BATCH_RECORDS, BATCH_BYTES)) {
+        for (const [partition, records] of this.chooser.assign(topic, layout, group.map((message) => outgoing(message, now, rules)))) {
+          const batches = partitions.get(partition)
+          if (batches === undefined) partitions.set(partition, [records])
+          else batches.push(records)
+        }
       }
-      confirmed += chunk.length
+      await this.producer.send(topic, partitions, (count) => (confirmed += count))
+    } catch (error) {
+      const failure = kafkaFailure(`publish to topic ${topic}`, error, this.displayUrl, this.target.secrets)
+      failure.message += ` (${confirmed} of ${messages.length} confirmed before the failure)`
+      throw failure
     }
   }
 
@@ -98,58 +113,11 @@ export class KafkaPublisher {
     return rules
   }
 
+  /** The produce path owns no connection (KafkaWire's are closed by the adapter): only the admin client closes. */
   async close(): Promise<void> {
-    const producer = this.producer
     const admin = this.admin
-    this.producer = undefined
     this.admin = undefined
-    await Promise.all([
-      producer?.then((p) => p.disconnect()).catch(() => undefined),
-      admin?.then((a) => a.disconnect()).catch(() => undefined),
-    ])
-  }
-
-  private async send(producer: Producer, topic: string, chunk: Message[], attempt = 1): Promise<void> {
-    try {
-      await producer.send({topic, messages: chunk, acks: -1, timeout: 30_000})
-    } catch (error) {
-      // A topic created a moment ago may not be known to every broker yet (seen under load):
-      // nothing was written, and the idempotent producer makes a resend safe. Bounded: ~15 s.
-      if (NOT_READY.has(kafkaErrorType(error) ?? '') && attempt < 10) {
-        await new Promise((resolve) => setTimeout(resolve, Math.min(2000, 200 * attempt)))
-        return this.send(producer, topic, chunk, attempt + 1)
-      }
-      // The broker refused the whole batch before writing any of it: split and retry.
-      if (TOO_LARGE.has(kafkaErrorType(error) ?? '') && chunk.length > 1) {
-        const half = Math.ceil(chunk.length / 2)
-        await this.send(producer, topic, chunk.slice(0, half))
-        await this.send(producer, topic, chunk.slice(half))
-        return
-      }
-      if (TOO_LARGE.has(kafkaErrorType(error) ?? '')) {
-        throw new BqError(`a record of about ${recordSize(chunk[0])} bytes is larger than topic ${topic} on ${this.displayUrl} accepts (its max.message.bytes)`, {cause: error})
-      }
-      throw error
-    }
-  }
-
-  private getProducer(): Promise<Producer> {
-    this.producer ??= (async () => {
-      const producer = this.kafka.producer({
-        idempotent: true,
-        maxInFlightRequests: 1,
-        allowAutoTopicCreation: false,
-        createPartitioner: Partitioners.DefaultPartitioner,
-      })
-      try {
-        await producer.connect()
-      } catch (error) {
-        this.producer = undefined
-        throw kafkaFailure('open a producer', error, this.displayUrl, this.target.secrets)
-      }
-      return producer
-    })()
-    return this.producer
+    await admin?.then((a) => a.disconnect()).catch(() => undefined)
   }
 
   private getAdmin(): Promise<Admin> {
@@ -167,21 +135,12 @@ export class KafkaPublisher {
   }
 }
 
-/** Sends that stay under the batch size estimate (a single larger record goes alone). */
-function chunks(messages: Message[]): Message[][] {
-  const out: Message[][] = []
-  let current: Message[] = []
-  let bytes = 0
-  for (const message of messages) {
-    const size = recordSize(message)
-    if (current.length > 0 && (bytes + size > SEND_BYTES || current.length >= SEND_RECORDS)) {
-      out.push(current)
-      current = []
-      bytes = 0
-    }
-    current.push(message)
-    bytes += size
-  }
-  if (current.length > 0) out.push(current)
-  return out
+/**
+ * The record as the encoder takes it. The timestamp is meta.created_at when the topic keeps and
+ * accepts it (kafka-timestamps.ts), else now; a record without one is stamped now too.
+ */
+function outgoing(message: Message, now: number, rules: TimestampRules): Outgoing {
+  const stamp = message.timestamp === undefined ? NaN : Number(message.timestamp)
+  const timestamp = Number.isSafeInteger(stamp) && timestampIsSafe(stamp, now, rules) ? stamp : now
+  return {key: message.key, value: message.value, headers: message.headers, timestamp, partition: message.partition}
 }

@@ -1,6 +1,7 @@
 /**
  * The Kafka requests bq's reading side needs, without joining a consumer group: topic layout,
- * watermarks, fetch-by-offset, and a group's committed offsets (read and write).
+ * watermarks, fetch-by-offset, and a group's committed offsets (read and write); and the broker
+ * connections bq's produce path (kafka-produce.ts) sends through.
  *
  * kafkajs's public consumer always joins a group and pushes records at its own pace; peeking must
  * join nothing and commit nothing, and a drain must pull exactly what it asks for. So this module
@@ -207,6 +208,17 @@ export class KafkaWire {
 
   forget(topic: string): void {
     this.layouts.delete(topic)
+  }
+
+  /** A connected broker by node id: bq's produce path sends its own requests through it (kafka-produce-request.ts). */
+  async broker(nodeId: number): Promise<unknown> {
+    return this.cluster.findBroker({nodeId})
+  }
+
+  /** Forgets a topic's leaders and re-reads the cluster's brokers (after NOT_LEADER and the like). */
+  async refresh(topic: string): Promise<void> {
+    this.forget(topic)
+    await this.cluster.refreshMetadata().catch(() => undefined)
   }
 
   /** Log start and last stable offset of every partition. */
