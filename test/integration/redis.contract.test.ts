@@ -2,10 +2,12 @@ import assert from 'node:assert/strict'
 import {after, describe, it, type TestContext} from 'node:test'
 import {Redis} from 'ioredis'
 
-import type {BrokerAdapter} from '../../src/lib/brokers/adapter.js'
+import type {BrokerAdapter, ReservedMessage} from '../../src/lib/brokers/adapter.js'
 import {createRedisAdapter} from '../../src/lib/brokers/redis.js'
 import {openBroker, redactUrl} from '../../src/lib/brokers/registry.js'
+import {annotate, make} from '../../src/lib/envelope/index.js'
 import {BqError, ConnectionError, ExitCode} from '../../src/lib/errors.js'
+import {redrive} from '../../src/lib/ops/redrive.js'
 import {requireBroker, uniqueQueue} from '../support/brokers.js'
 import {assertBodies, brokerContractSuite, numbered, out, takeAll} from './contract-suite.js'
 import {runFixture} from './fixtures/run-fixture.js'
@@ -207,6 +209,124 @@ describe('redis adapter', () => {
       await session.release([taken[4], taken[0]])
       await session.close()
       assertBodies(await adapter.browse(q, {limit: 10}), [same, bodies[1], bodies[3], same])
+    } finally {
+      await adapter.close()
+    }
+  })
+})
+
+describe('redis drain read-ahead', () => {
+  /** Polls until `check` holds: a read-ahead is sent when next() returns and lands a moment later. */
+  async function eventually(check: () => Promise<boolean>, what: string): Promise<void> {
+    for (let i = 0; i < 200; i++) {
+      if (await check()) return
+      await new Promise((resolve) => setTimeout(resolve, 10))
+    }
+    assert.fail(`timed out waiting until ${what}`)
+  }
+
+  it('reads the next batch ahead only once the caller streams, and returns it in place at close', async (t) => {
+    if (!(await available(t))) return
+    const adapter = await openBroker(url)
+    try {
+      const q = queue('ahead-close')
+      const bodies = numbered(10)
+      await adapter.publish(q, bodies.map((body) => out(body)))
+      const client = rawClient()
+      const session = await adapter.drain(q)
+      const first = await session.next(3)
+      assertBodies(first, bodies.slice(0, 3))
+      // A first call takes what it asked for and nothing more.
+      await new Promise((resolve) => setTimeout(resolve, 50))
+      assert.equal(await client.llen(`${q}:processing`), 3)
+      const second = await session.next(3)
+      assertBodies(second, bodies.slice(3, 6))
+      // Streaming: the following batch is reserved into processing behind the ones handed out.
+      await eventually(async () => (await client.llen(`${q}:processing`)) === 9, 'the read-ahead batch is in processing')
+      assert.deepEqual(await client.lrangeBuffer(`${q}:processing`, 0, -1), bodies.slice(0, 9))
+      assert.deepEqual(await client.lrangeBuffer(q, 0, -1), bodies.slice(9))
+      await session.ack(first.slice(0, 2))
+      await session.release([second[1]])
+      await session.close()
+      // Everything not acked is back at the head in its original order, read-ahead included.
+      assert.deepEqual(await client.lrangeBuffer(q, 0, -1), bodies.slice(2))
+      assert.equal(await client.exists(`${q}:processing`, `${q}:bq-held`, `${q}:bq-lock`), 0)
+    } finally {
+      await adapter.close()
+    }
+  })
+
+  it('leaves the queue exactly as it was when the caller closes after streaming a batch', async (t) => {
+    if (!(await available(t))) return
+    const adapter = await openBroker(url)
+    try {
+      const q = queue('ahead-untouched')
+      const bodies = numbered(25)
+      await adapter.publish(q, bodies.map((body) => out(body)))
+      const session = await adapter.drain(q)
+      assertBodies(await session.next(5), bodies.slice(0, 5))
+      assertBodies(await session.next(5), bodies.slice(5, 10))
+      await session.close()
+      const client = rawClient()
+      assert.deepEqual(await client.lrangeBuffer(q, 0, -1), bodies)
+      assert.equal(await client.exists(`${q}:processing`, `${q}:bq-held`, `${q}:bq-lock`), 0)
+    } finally {
+      await adapter.close()
+    }
+  })
+
+  it('never reserves past max, read-ahead included', async (t) => {
+    if (!(await available(t))) return
+    const adapter = await openBroker(url)
+    try {
+      const q = queue('ahead-max')
+      const bodies = numbered(10)
+      await adapter.publish(q, bodies.map((body) => out(body)))
+      const client = rawClient()
+      const session = await adapter.drain(q, {max: 7})
+      const taken: ReservedMessage[] = []
+      for (;;) {
+        const batch = await session.next(3)
+        // Let any read-ahead land before looking.
+        await new Promise((resolve) => setTimeout(resolve, 30))
+        assert.ok((await client.llen(`${q}:processing`)) <= 7, 'processing never holds more than max')
+        assert.ok((await client.llen(q)) >= 3, 'the messages past max are never taken')
+        if (batch.length === 0) break
+        taken.push(...batch)
+        await session.ack(batch)
+      }
+      assertBodies(taken, bodies.slice(0, 7))
+      await session.close()
+      assert.deepEqual(await client.lrangeBuffer(q, 0, -1), bodies.slice(7))
+      assert.equal(await client.exists(`${q}:processing`, `${q}:bq-held`, `${q}:bq-lock`), 0)
+    } finally {
+      await adapter.close()
+    }
+  })
+
+  it('a redrive whose target fails stops after that batch; the batch read and planned meanwhile goes back unexamined', async (t) => {
+    if (!(await available(t))) return
+    const adapter = await openBroker(url)
+    try {
+      const dlq = queue('ahead-fail')
+      const good = queue('ahead-good')
+      const bad = queue('ahead-bad')
+      const client = rawClient()
+      // Not a list: a move there fails before it changes anything.
+      await client.set(bad, 'not a list')
+      const dead = (target: string, i: number) =>
+        annotate(make('urn:babel:orders:created', `{"n":${i}}`, {queue: target}), {reason: 'failed', originalQueue: target, failedAt: 1749132730000}).toBuffer()
+      const bodies = [...Array.from({length: 10}, (_, i) => dead(good, i)), ...Array.from({length: 10}, (_, i) => dead(bad, 10 + i)), ...Array.from({length: 10}, (_, i) => dead(good, 20 + i))]
+      await adapter.publish(dlq, bodies.map((body) => out(body)))
+      const report = await redrive({source: adapter, dlq, selectors: [], max: 0, bypass: false, dryRun: false, batchSize: 10})
+      assert.equal(report.stopped_early, true)
+      assert.match(report.stop_reason ?? '', new RegExp(`publishing to ${bad} failed: .*not a list`))
+      assert.deepEqual(report.counts, {examined: 20, redriven: 10, would_redrive: 0, skipped: 0, poison: 0, failed: 10})
+      assert.equal(await client.llen(good), 10)
+      assert.equal(await client.get(bad), 'not a list')
+      // The failed batch and the one after it are back on the DLQ, in their original order.
+      assert.deepEqual(await client.lrangeBuffer(dlq, 0, -1), bodies.slice(10))
+      assert.equal(await client.exists(`${dlq}:processing`, `${dlq}:bq-held`, `${dlq}:bq-lock`), 0)
     } finally {
       await adapter.close()
     }

@@ -85,6 +85,13 @@ export interface DrainOptions {
  * the broker returns them itself, or `recover()` does (Redis staging list).
  */
 export interface DrainSession {
+  /**
+   * The caller may ask for the next batch while it is still acking, moving or releasing the
+   * previous one (the redrive engine then decodes the next batch while the previous one moves).
+   * Absent = false: each batch is settled before the next is asked for (an SQS FIFO queue hands
+   * out more of a message group only then).
+   */
+  readonly nextWhileSettling?: boolean
   /** Up to `max` more messages; an empty array when the drain is done. */
   next(max: number): Promise<ReservedMessage[]>
   /** Remove these messages from the source for good (call only after the target confirmed). */

@@ -4,8 +4,16 @@
  * `K:bq-held` so this run never takes them again; close puts held and un-acked messages back at
  * K's head in their original order. Every step is a fenced Lua script (see redis-scripts.ts).
  *
- * Memory stays bounded: the session keeps the bodies of messages it handed out and has not
- * settled (the caller holds those anyway) and, for released ones, only their sequence numbers.
+ * Once the caller streams (a second next()), the session reads ahead: as it hands out a batch it
+ * reserves the following one with the same fenced script, so the caller's work on the current
+ * batch overlaps the round trip. What is read ahead sits in `K:processing` like any reservation
+ * (a crash leaves it where `recover()` finds it), counts toward the limit (never more than the
+ * run may take), and goes back to K's head in its original place at close if it was never handed
+ * out. A first call takes no more than it asked for, so a one-off look reserves nothing extra.
+ *
+ * Memory stays bounded: the session keeps the bodies of messages it reserved and has not settled
+ * (the batch the caller holds, plus at most one batch read ahead) and, for released ones, only
+ * their sequence numbers.
  */
 import type {Redis} from 'ioredis'
 
@@ -50,9 +58,19 @@ export interface RedisDrainInit {
 }
 
 export class RedisDrainSession implements DrainSession {
+  /** One connection runs the session's scripts in the order they were sent. */
+  readonly nextWhileSettling = true
+  /** Messages reserved so far (handed out or read ahead); the next one reserved gets this seq. */
   private taken = 0
-  /** Reserved and not yet settled: seq → body. */
+  /** Messages handed out so far: seqs from here up to `taken` are read ahead, not handed out yet. */
+  private handedOut = 0
+  /** Reserved and not yet settled, in ascending seq order (so in `K:processing` order): seq → body. */
   private readonly inFlight = new Map<number, Buffer>()
+  /** The read-ahead reservation in flight, if any; it never rejects (see `readError`). */
+  private reading: Promise<void> | undefined
+  /** Why the last read-ahead failed; the next call to next() throws it. */
+  private readError: Error | undefined
+  private calls = 0
   /** Sequence numbers of the held list's entries, ascending, mirroring its order on the server. */
   private readonly heldSeqs: number[] = []
   /** False once the server and this mirror may disagree; close then falls back to recovery order. */
@@ -63,17 +81,59 @@ export class RedisDrainSession implements DrainSession {
 
   async next(max: number): Promise<ReservedMessage[]> {
     this.checkOpen('next')
-    const want = Math.min(checkBatch(max), this.init.limit - this.taken)
-    if (want <= 0) return []
+    const size = checkBatch(max)
+    await this.awaitReadAhead()
+    const out: ReservedMessage[] = []
+    while (out.length < size && this.handedOut < this.taken) out.push(this.handOut(this.handedOut++))
+    const want = Math.min(size - out.length, this.init.limit - this.taken)
+    if (want > 0) {
+      // A failure leaves what was already taken from the read-ahead in flight: close returns it.
+      await this.reserve(want)
+      while (this.handedOut < this.taken) out.push(this.handOut(this.handedOut++))
+    }
+    // Read ahead once the caller streams (a second call) and only while the queue keeps up: a
+    // short batch means the queue ran dry. At most one batch is ever reserved ahead.
+    if (this.calls++ > 0 && out.length === size) this.readAhead(Math.min(size - (this.taken - this.handedOut), this.init.limit - this.taken))
+    return out
+  }
+
+  /** Moves up to `want` messages from K's head to processing and keeps their bodies in flight. */
+  private async reserve(want: number): Promise<void> {
     const {keys, lock} = this.init
     const reply = await this.script(RESERVE, 'reserve messages', [lock.key, keys.list, keys.processing], [want])
-    const bodies = asBuffers(reply)
-    return bodies.map((body) => {
-      const seq = this.taken++
-      this.inFlight.set(seq, body)
-      const handle: Handle = {session: this, seq}
-      return {body, headers: {}, native: {}, position: String(seq), handle}
-    })
+    if (!Array.isArray(reply) || !reply.every((item) => Buffer.isBuffer(item))) {
+      this.consistent = false
+      throw new BqError('unexpected reply from Redis while reserving messages')
+    }
+    for (const body of reply as Buffer[]) this.inFlight.set(this.taken++, body)
+  }
+
+  private readAhead(want: number): void {
+    if (want <= 0) return
+    this.reading = this.reserve(want).then(
+      () => undefined,
+      (error: unknown) => {
+        this.readError = error instanceof Error ? error : new BqError(String(error))
+      },
+    )
+  }
+
+  /** Waits for the read-ahead in flight; throws (once) why it failed. */
+  private async awaitReadAhead(): Promise<void> {
+    if (this.reading !== undefined) {
+      await this.reading
+      this.reading = undefined
+    }
+    const error = this.readError
+    if (error !== undefined) {
+      this.readError = undefined
+      throw error
+    }
+  }
+
+  private handOut(seq: number): ReservedMessage {
+    const handle: Handle = {session: this, seq}
+    return {body: this.body(seq), headers: {}, native: {}, position: String(seq), handle}
   }
 
   async ack(messages: ReservedMessage[]): Promise<void> {
@@ -135,6 +195,10 @@ export class RedisDrainSession implements DrainSession {
     const {lock} = this.init
     lock.stopRefreshing()
     try {
+      // What a read-ahead reserved is returned with the rest; a failed one makes the mirror untrusted.
+      await this.reading
+      this.reading = undefined
+      this.readError = undefined
       if (this.consistent) await this.restoreInOrder()
       else await recoverAll(this.init.client, this.init.keys, lock.key, lock.token, (what, error) => this.init.wrap(what, error))
       this.inFlight.clear()
@@ -147,7 +211,7 @@ export class RedisDrainSession implements DrainSession {
     }
   }
 
-  /** Puts held and un-acked messages back at K's head, last one first, so their order is the original. */
+  /** Puts held, un-acked and read-ahead messages back at K's head, last one first, so their order is the original. */
   private async restoreInOrder(): Promise<void> {
     const pending = [...this.inFlight.entries()].sort((a, b) => b[0] - a[0])
     const ops: Array<['H', number] | ['P', Buffer]> = []
@@ -223,11 +287,6 @@ export async function recoverAll(client: Redis, keys: RedisKeys, lockKey: string
     total += n
     if (n < HELD_RUN) return total
   }
-}
-
-function asBuffers(reply: unknown): Buffer[] {
-  if (!Array.isArray(reply) || !reply.every((item) => Buffer.isBuffer(item))) throw new BqError('unexpected reply from Redis while reserving messages')
-  return reply as Buffer[]
 }
 
 /** The index at which `seq` keeps `sorted` ascending. */

@@ -72,17 +72,24 @@ export interface RedriveReport {
 
 const DEFAULT_BATCH = 500
 
+/** What an item reports about its message. */
+type About = Pick<RedriveItem, 'id' | 'trace_id' | 'urn' | 'reason'>
+
+function aboutOf(view: MessageView): About {
+  return {id: view.id ?? null, trace_id: view.traceId ?? null, urn: view.urn ?? null, reason: view.deadLetter?.reason ?? null}
+}
+
 export async function redrive(request: RedriveRequest): Promise<RedriveReport> {
   const target = request.target ?? request.source
   const counts: RedriveCounts = {examined: 0, redriven: 0, would_redrive: 0, skipped: 0, poison: 0, failed: 0}
   const report: RedriveReport = {dlq: request.dlq, source: request.source.displayUrl, target: target.displayUrl, dry_run: request.dryRun, counts, stopped_early: false}
-  const emit = (view: MessageView, outcome: RedriveOutcome, targetQueue: string | null, error?: string) => {
+  const emit = (about: About, outcome: RedriveOutcome, targetQueue: string | null, error?: string) => {
     counts[outcome]++
     request.onItem?.({
-      id: view.id ?? null,
-      trace_id: view.traceId ?? null,
-      urn: view.urn ?? null,
-      reason: view.deadLetter?.reason ?? null,
+      id: about.id,
+      trace_id: about.trace_id,
+      urn: about.urn,
+      reason: about.reason,
       target: targetQueue,
       outcome,
       ...(error === undefined ? {} : {error}),
@@ -93,12 +100,12 @@ export async function redrive(request: RedriveRequest): Promise<RedriveReport> {
   if (request.dryRun) {
     await planOnly(request, (view) => {
       counts.examined++
-      if (view.decodeError) emit(view, 'poison', null, view.decodeError)
-      else if (!matchesAll(view, request.selectors)) emit(view, 'skipped', null)
+      if (view.decodeError) emit(aboutOf(view), 'poison', null, view.decodeError)
+      else if (!matchesAll(view, request.selectors)) emit(aboutOf(view), 'skipped', null)
       else {
         const queue = planTarget(view)
-        if (queue === undefined) emit(view, 'failed', null, 'no original queue recorded: use --to')
-        else emit(view, 'would_redrive', queue)
+        if (queue === undefined) emit(aboutOf(view), 'failed', null, 'no original queue recorded: use --to')
+        else emit(aboutOf(view), 'would_redrive', queue)
       }
     })
     return report
@@ -108,65 +115,102 @@ export async function redrive(request: RedriveRequest): Promise<RedriveReport> {
   const batchSize = Math.max(1, Math.min(request.batchSize ?? DEFAULT_BATCH, request.rate ?? Infinity))
   const session = await request.source.drain(request.dlq, {max: request.max})
   const sameBroker = target === request.source
+  // Where the source allows it, a batch's moves run while the next batch is decoded and planned.
+  const overlap = session.nextWhileSettling === true
+  /** The previous batch's moves, still running (overlap only); never rejects, see `moveFailure`. */
+  let moving: Promise<void> | undefined
+  let moveFailure: {error: unknown} | undefined
+  const settle = async () => {
+    if (moving !== undefined) await moving
+    moving = undefined
+    if (moveFailure !== undefined) throw moveFailure.error
+  }
+
+  /** Decodes, selects and resets a batch; changes nothing and reports nothing yet. */
+  const plan = (batch: ReservedMessage[]) => {
+    const kept: Array<{message: ReservedMessage; about: About; outcome: RedriveOutcome; error?: string}> = []
+    const groups = new Map<string, Group>()
+    for (const message of batch) {
+      const view = viewOf(message, request.source.kind)
+      if (!view.envelope) {
+        kept.push({message, about: aboutOf(view), outcome: 'poison', error: view.decodeError})
+        continue
+      }
+      if (!matchesAll(view, request.selectors)) {
+        kept.push({message, about: aboutOf(view), outcome: 'skipped'})
+        continue
+      }
+      const queue = planTarget(view)
+      if (queue === undefined) {
+        kept.push({message, about: aboutOf(view), outcome: 'failed', error: 'no original queue recorded: use --to'})
+        continue
+      }
+      const reset = resetForRedrive(view.envelope)
+      // The reset copy differs only in attempts, so its projection needs no second parse.
+      const fields = {...fieldsOf(view.envelope), attempts: 0}
+      const group = groups.get(queue) ?? []
+      // Only what the report needs is kept until the move: the view and its tree die young.
+      group.push({message, about: aboutOf(view), outgoing: {body: reset.toBuffer(), fields, bypass: request.bypass, republish: true}})
+      groups.set(queue, group)
+    }
+    return {kept, groups}
+  }
+
+  const moveAll = async (groups: Map<string, Group>) => {
+    for (const [queue, group] of groups) {
+      await limiter?.take(group.length)
+      try {
+        await moveGroup(session, target, sameBroker, queue, group)
+        for (const entry of group) emit(entry.about, 'redriven', queue)
+      } catch (error) {
+        // The copies were not confirmed: the originals stay on the DLQ.
+        await session.release(group.map((entry) => entry.message))
+        const reason = describeError(error)
+        for (const entry of group) emit(entry.about, 'failed', queue, reason)
+        report.stopped_early = true
+        report.stop_reason = `publishing to ${queue} failed: ${reason}`
+      }
+    }
+  }
+
   try {
     while (true) {
       if (request.stopRequested?.()) {
-        report.stopped_early = true
-        report.stop_reason = 'interrupted'
+        await settle()
+        if (!report.stopped_early) {
+          report.stopped_early = true
+          report.stop_reason = 'interrupted'
+        }
         break
       }
       const batch = await session.next(batchSize)
       if (batch.length === 0) break
-      const keep: ReservedMessage[] = []
-      const groups = new Map<string, Array<{message: ReservedMessage; view: MessageView; outgoing: OutgoingMessage}>>()
-      for (const message of batch) {
-        counts.examined++
-        const view = viewOf(message, request.source.kind)
-        if (!view.envelope) {
-          keep.push(message)
-          emit(view, 'poison', null, view.decodeError)
-          continue
-        }
-        if (!matchesAll(view, request.selectors)) {
-          keep.push(message)
-          emit(view, 'skipped', null)
-          continue
-        }
-        const queue = planTarget(view)
-        if (queue === undefined) {
-          keep.push(message)
-          emit(view, 'failed', null, 'no original queue recorded: use --to')
-          continue
-        }
-        const reset = resetForRedrive(view.envelope)
-        // The reset copy differs only in attempts, so its projection needs no second parse.
-        const fields = {...fieldsOf(view.envelope), attempts: 0}
-        const group = groups.get(queue) ?? []
-        group.push({message, view, outgoing: {body: reset.toBuffer(), fields, bypass: request.bypass, republish: true}})
-        groups.set(queue, group)
+      const {kept, groups} = plan(batch)
+      await settle()
+      // The previous batch's target failed (overlap only): this batch was not examined; close returns it.
+      if (report.stopped_early) break
+      counts.examined += batch.length
+      for (const entry of kept) emit(entry.about, entry.outcome, null, entry.error)
+      if (kept.length > 0) await session.release(kept.map((entry) => entry.message))
+      if (overlap) {
+        moving = moveAll(groups).catch((error: unknown) => {
+          moveFailure = {error}
+        })
+        continue
       }
-      if (keep.length > 0) await session.release(keep)
-      for (const [queue, group] of groups) {
-        await limiter?.take(group.length)
-        try {
-          await moveGroup(session, target, sameBroker, queue, group)
-          for (const entry of group) emit(entry.view, 'redriven', queue)
-        } catch (error) {
-          // The copies were not confirmed: the originals stay on the DLQ.
-          await session.release(group.map((entry) => entry.message))
-          const reason = describeError(error)
-          for (const entry of group) emit(entry.view, 'failed', queue, reason)
-          report.stopped_early = true
-          report.stop_reason = `publishing to ${queue} failed: ${reason}`
-        }
-      }
+      await moveAll(groups)
       if (report.stopped_early) break
     }
+    await settle()
   } finally {
+    // Moves still running when the loop failed finish (and report) before the session closes.
+    await moving
     await session.close()
   }
   return report
 }
+
+type Group = Array<{message: ReservedMessage; about: About; outgoing: OutgoingMessage}>
 
 async function moveGroup(
   session: DrainSession,
