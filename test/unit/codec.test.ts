@@ -1,7 +1,8 @@
 import {describe, test} from 'node:test'
 import assert from 'node:assert/strict'
 
-import {EnvelopeDecodeError, MakeError, annotate, decode, fieldsOf, make, resetForRedrive} from '../../src/lib/envelope/index.js'
+import {EnvelopeDecodeError, MakeError, annotate, decode, fieldsOf, make, resetForRedrive, resetForRedriveBytes} from '../../src/lib/envelope/index.js'
+import {parseJsonTree} from '../../src/lib/envelope/json-tree.js'
 
 const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
 
@@ -118,5 +119,68 @@ describe('lossless', () => {
     assert.equal(twice.deadLetter?.reason, 'poison')
     assert.equal(twice.root.members.filter((m) => m.key === 'dead_letter').length, 1)
     assert.equal(twice.raw('z'), '0')
+  })
+})
+
+describe('resetForRedriveBytes', () => {
+  test('gives exactly the bytes of resetForRedrive, decoded from bytes or text, ASCII or not', () => {
+    const bodies = [
+      tricky,
+      '{"dead_letter":{},"job":"j","attempts":2}',
+      '{"job":"j","dead_letter":1,"attempts":2,"dead_letter":2}',
+      '{"job":"j"}',
+      '{}',
+      ' { } ',
+      '{"job":"j","attempts":0}',
+      '{"attempts":0,"attempts":1}',
+      '{\n  "job": "j",\n  "attempts": 3,\n  "dead_letter": {"reason": "failed"}\n}',
+      '{"job":"café","attempts":3,"dead_letter":{"error":"naïve"}}',
+      '{"job":"😀","data":{"s":"\\u00e9"},"dead_letter":{}}',
+    ]
+    for (const text of bodies) {
+      const expected = resetForRedrive(decode(text)).toBuffer()
+      assert.deepEqual(resetForRedriveBytes(decode(Buffer.from(text))), expected, text)
+      assert.deepEqual(resetForRedriveBytes(decode(text)), expected, text)
+      assert.deepEqual(resetForRedriveBytes(decode(new Uint8Array(Buffer.from(text)))), expected, text)
+    }
+  })
+  test('leaves the decoded body untouched', () => {
+    const body = Buffer.from(tricky)
+    const copy = Buffer.from(body)
+    const reset = resetForRedriveBytes(decode(body))
+    assert.deepEqual(body, copy)
+    reset.fill(0)
+    assert.deepEqual(body, copy)
+  })
+})
+
+describe('parseJsonTree errors', () => {
+  const error = (text: string) => {
+    try {
+      parseJsonTree(text)
+    } catch (e) {
+      return `${(e as Error).message} @${(e as {offset: number}).offset}`
+    }
+    return 'parsed'
+  }
+  test('name the problem and where it is', () => {
+    assert.equal(error(''), 'empty input @0')
+    assert.equal(error('  '), 'empty input @2')
+    assert.equal(error('{"a":1,}'), "unexpected '}': an object key in double quotes was expected @7")
+    assert.equal(error('[1,]'), "unexpected ']': a value was expected @3")
+    assert.equal(error('{"a" 1}'), "unexpected '1': ':' was expected after an object key @5")
+    assert.equal(error('{"a":1'), 'unexpected end of input (truncated JSON?) @6')
+    assert.equal(error('[1 2]'), "unexpected '2': expected ',' or ']' @3")
+    assert.equal(error('{} x'), "unexpected 'x' after the end of the JSON value @3")
+    assert.equal(error('"abc'), 'unterminated string @0')
+    assert.equal(error('"a\\x"'), 'invalid escape in string @2')
+    assert.equal(error('"\\u12"'), 'invalid \\u escape in string @1')
+    assert.equal(error('"a\u0001"'), 'unescaped control character in string @2')
+    assert.equal(error('01'), "unexpected '1' after the end of the JSON value @1")
+    assert.equal(error('1.'), 'invalid number: digits expected after the decimal point @0')
+    assert.equal(error('-e'), 'invalid number @0')
+    assert.equal(error('1e+'), 'invalid number: digits expected in the exponent @0')
+    assert.equal(error('nul'), "unexpected 'n' @0")
+    assert.equal(error('{"a":tru}'), "unexpected 't' @5")
   })
 })

@@ -86,39 +86,142 @@ const enum Ch {
   RBrace = 125,
 }
 
-type Frame = {node: ObjectNode; pendingKey: string; pendingKeyStart: number} | {node: ArrayNode}
+type ObjectFrame = {node: ObjectNode; pendingKey: string; pendingKeyStart: number}
+type Frame = ObjectFrame | {node: ArrayNode}
 
 /** Parses one complete JSON text. Throws JsonSyntaxError with the offset of the problem. */
 export function parseJsonTree(text: string): JsonNode {
-  const length = text.length
-  let pos = 0
-  const stack: Frame[] = []
-  let root: JsonNode | undefined
+  return new Reader(text).parse()
+}
 
-  const fail = (message: string, at = pos): never => {
+/** One parse: the text, the position and the stack of open containers (no recursion, no closures). */
+class Reader {
+  private pos = 0
+  private readonly length: number
+  private readonly stack: Frame[] = []
+  private root: JsonNode | undefined
+
+  constructor(private readonly text: string) {
+    this.length = text.length
+  }
+
+  parse(): JsonNode {
+    const text = this.text
+    const length = this.length
+    const stack = this.stack
+    // State machine: 'value' expects a value; 'after' expects ',' or a closer (or end).
+    let expectValue = true
+    this.skipWhitespace()
+    if (this.pos >= length) this.fail('empty input')
+
+    while (true) {
+      this.skipWhitespace()
+      if (expectValue) {
+        const c = text.charCodeAt(this.pos)
+        if (c === Ch.LBrace) {
+          const node: ObjectNode = {kind: 'object', start: this.pos, end: -1, members: []}
+          this.pos++
+          this.skipWhitespace()
+          if (text.charCodeAt(this.pos) === Ch.RBrace) {
+            this.pos++
+            node.end = this.pos
+            this.attach(node)
+            expectValue = false
+          } else {
+            const frame: ObjectFrame = {node, pendingKey: '', pendingKeyStart: 0}
+            stack.push(frame)
+            this.readKey(frame)
+          }
+          continue
+        }
+        if (c === Ch.LBracket) {
+          const node: ArrayNode = {kind: 'array', start: this.pos, end: -1, items: []}
+          this.pos++
+          this.skipWhitespace()
+          if (text.charCodeAt(this.pos) === Ch.RBracket) {
+            this.pos++
+            node.end = this.pos
+            this.attach(node)
+            expectValue = false
+          } else {
+            stack.push({node})
+          }
+          continue
+        }
+        let node: JsonNode
+        if (c === Ch.Quote) {
+          const start = this.pos
+          const value = this.readString()
+          node = {kind: 'string', start, end: this.pos, value}
+        } else if (c === Ch.Minus || isDigit(c)) node = this.readNumber()
+        else if (c === 116) node = this.readLiteral('true')
+        else if (c === 102) node = this.readLiteral('false')
+        else if (c === 110) node = this.readLiteral('null')
+        else node = this.fail(this.pos >= length ? 'unexpected end of input: a value was expected' : `unexpected ${this.describe(this.pos)}: a value was expected`)
+        this.attach(node)
+        expectValue = false
+        continue
+      }
+
+      const top = stack[stack.length - 1]
+      if (top === undefined) {
+        if (this.pos < length) this.fail(`unexpected ${this.describe(this.pos)} after the end of the JSON value`)
+        return this.root as JsonNode
+      }
+      const c = text.charCodeAt(this.pos)
+      if (c === Ch.Comma) {
+        this.pos++
+        this.skipWhitespace()
+        if (top.node.kind === 'object') this.readKey(top as ObjectFrame)
+        expectValue = true
+        continue
+      }
+      const closer = top.node.kind === 'object' ? Ch.RBrace : Ch.RBracket
+      if (c === closer) {
+        this.pos++
+        top.node.end = this.pos
+        stack.pop()
+        this.attach(top.node)
+        continue
+      }
+      this.fail(this.pos >= length ? 'unexpected end of input (truncated JSON?)' : `unexpected ${this.describe(this.pos)}: expected ',' or '${top.node.kind === 'object' ? '}' : ']'}'`)
+    }
+  }
+
+  private fail(message: string, at = this.pos): never {
     throw new JsonSyntaxError(message, at)
   }
-  const skipWhitespace = () => {
-    while (pos < length) {
+
+  private skipWhitespace(): void {
+    const text = this.text
+    let pos = this.pos
+    while (pos < this.length) {
       const c = text.charCodeAt(pos)
       if (c === Ch.Space || c === Ch.Lf || c === Ch.Cr || c === Ch.Tab) pos++
       else break
     }
+    this.pos = pos
   }
-  const describe = (at: number) => (at >= length ? 'end of input' : `'${text[at]}'`)
 
-  const readString = (): StringNode => {
-    const start = pos
-    pos++ // opening quote
+  private describe(at: number): string {
+    return at >= this.length ? 'end of input' : `'${this.text[at]}'`
+  }
+
+  /** Reads the string token at pos (its opening quote) and returns its decoded value. */
+  private readString(): string {
+    const text = this.text
+    const length = this.length
+    const start = this.pos
+    let pos = start + 1 // past the opening quote
     let value = ''
     let chunkStart = pos
     while (true) {
-      if (pos >= length) fail('unterminated string', start)
+      if (pos >= length) this.fail('unterminated string', start)
       const c = text.charCodeAt(pos)
       if (c === Ch.Quote) {
         value += text.slice(chunkStart, pos)
-        pos++
-        return {kind: 'string', start, end: pos, value}
+        this.pos = pos + 1
+        return value
       }
       if (c === Ch.Backslash) {
         value += text.slice(chunkStart, pos)
@@ -134,25 +237,28 @@ export function parseJsonTree(text: string): JsonNode {
           case 116: value += '\t'; break
           case 117: {
             const hex = text.slice(pos + 2, pos + 6)
-            if (!/^[0-9a-fA-F]{4}$/.test(hex)) fail('invalid \\u escape in string', pos)
+            if (!/^[0-9a-fA-F]{4}$/.test(hex)) this.fail('invalid \\u escape in string', pos)
             value += String.fromCharCode(parseInt(hex, 16))
             pos += 4
             break
           }
           default:
-            fail('invalid escape in string', pos)
+            this.fail('invalid escape in string', pos)
         }
         pos += 2
         chunkStart = pos
         continue
       }
-      if (c < 0x20) fail('unescaped control character in string', pos)
+      if (c < 0x20) this.fail('unescaped control character in string', pos)
       pos++
     }
   }
 
-  const readNumber = (): NumberNode => {
-    const start = pos
+  private readNumber(): NumberNode {
+    const text = this.text
+    const length = this.length
+    const start = this.pos
+    let pos = start
     if (text.charCodeAt(pos) === Ch.Minus) pos++
     const first = text.charCodeAt(pos)
     if (first === Ch.Zero) {
@@ -160,11 +266,11 @@ export function parseJsonTree(text: string): JsonNode {
     } else if (first > Ch.Zero && first <= Ch.Nine) {
       while (pos < length && isDigit(text.charCodeAt(pos))) pos++
     } else {
-      fail('invalid number', start)
+      this.fail('invalid number', start)
     }
     if (text.charCodeAt(pos) === Ch.Dot) {
       pos++
-      if (!isDigit(text.charCodeAt(pos))) fail('invalid number: digits expected after the decimal point', start)
+      if (!isDigit(text.charCodeAt(pos))) this.fail('invalid number: digits expected after the decimal point', start)
       while (pos < length && isDigit(text.charCodeAt(pos))) pos++
     }
     const e = text.charCodeAt(pos)
@@ -172,116 +278,44 @@ export function parseJsonTree(text: string): JsonNode {
       pos++
       const sign = text.charCodeAt(pos)
       if (sign === Ch.Plus || sign === Ch.Minus) pos++
-      if (!isDigit(text.charCodeAt(pos))) fail('invalid number: digits expected in the exponent', start)
+      if (!isDigit(text.charCodeAt(pos))) this.fail('invalid number: digits expected in the exponent', start)
       while (pos < length && isDigit(text.charCodeAt(pos))) pos++
     }
+    this.pos = pos
     return {kind: 'number', start, end: pos}
   }
 
-  const readLiteral = (word: 'true' | 'false' | 'null'): LiteralNode => {
-    if (text.startsWith(word, pos)) {
-      const start = pos
-      pos += word.length
-      return {kind: word, start, end: pos}
+  private readLiteral(word: 'true' | 'false' | 'null'): LiteralNode {
+    if (this.text.startsWith(word, this.pos)) {
+      const start = this.pos
+      this.pos += word.length
+      return {kind: word, start, end: this.pos}
     }
-    return fail(`unexpected ${describe(pos)}`)
+    return this.fail(`unexpected ${this.describe(this.pos)}`)
   }
 
   /** Attaches a finished value to the enclosing container, or makes it the root. */
-  const attach = (node: JsonNode) => {
-    const top = stack[stack.length - 1]
-    if (top === undefined) root = node
+  private attach(node: JsonNode): void {
+    const top = this.stack[this.stack.length - 1]
+    if (top === undefined) this.root = node
     else if (top.node.kind === 'array') top.node.items.push(node)
     else {
-      const frame = top as {node: ObjectNode; pendingKey: string; pendingKeyStart: number}
+      const frame = top as ObjectFrame
       frame.node.members.push({key: frame.pendingKey, keyStart: frame.pendingKeyStart, value: node})
     }
   }
 
-  // State machine: 'value' expects a value; 'after' expects ',' or a closer (or end).
-  let expectValue = true
-  skipWhitespace()
-  if (pos >= length) fail('empty input')
-
-  while (true) {
-    skipWhitespace()
-    if (expectValue) {
-      const c = text.charCodeAt(pos)
-      if (c === Ch.LBrace) {
-        const node: ObjectNode = {kind: 'object', start: pos, end: -1, members: []}
-        pos++
-        skipWhitespace()
-        if (text.charCodeAt(pos) === Ch.RBrace) {
-          pos++
-          node.end = pos
-          attach(node)
-          expectValue = false
-        } else {
-          const frame = {node, pendingKey: '', pendingKeyStart: 0}
-          stack.push(frame)
-          readKey(frame)
-        }
-        continue
-      }
-      if (c === Ch.LBracket) {
-        const node: ArrayNode = {kind: 'array', start: pos, end: -1, items: []}
-        pos++
-        skipWhitespace()
-        if (text.charCodeAt(pos) === Ch.RBracket) {
-          pos++
-          node.end = pos
-          attach(node)
-          expectValue = false
-        } else {
-          stack.push({node})
-        }
-        continue
-      }
-      let node: JsonNode
-      if (c === Ch.Quote) node = readString()
-      else if (c === Ch.Minus || isDigit(c)) node = readNumber()
-      else if (c === 116) node = readLiteral('true')
-      else if (c === 102) node = readLiteral('false')
-      else if (c === 110) node = readLiteral('null')
-      else node = fail(pos >= length ? 'unexpected end of input: a value was expected' : `unexpected ${describe(pos)}: a value was expected`)
-      attach(node)
-      expectValue = false
-      continue
+  private readKey(frame: ObjectFrame): void {
+    this.skipWhitespace()
+    const text = this.text
+    if (text.charCodeAt(this.pos) !== Ch.Quote) {
+      this.fail(this.pos >= this.length ? 'unexpected end of input (truncated JSON?)' : `unexpected ${this.describe(this.pos)}: an object key in double quotes was expected`)
     }
-
-    const top = stack[stack.length - 1]
-    if (top === undefined) {
-      if (pos < length) fail(`unexpected ${describe(pos)} after the end of the JSON value`)
-      return root as JsonNode
-    }
-    const c = text.charCodeAt(pos)
-    if (c === Ch.Comma) {
-      pos++
-      skipWhitespace()
-      if (top.node.kind === 'object') readKey(top as {node: ObjectNode; pendingKey: string; pendingKeyStart: number})
-      expectValue = true
-      continue
-    }
-    const closer = top.node.kind === 'object' ? Ch.RBrace : Ch.RBracket
-    if (c === closer) {
-      pos++
-      top.node.end = pos
-      stack.pop()
-      attach(top.node)
-      continue
-    }
-    fail(pos >= length ? 'unexpected end of input (truncated JSON?)' : `unexpected ${describe(pos)}: expected ',' or '${top.node.kind === 'object' ? '}' : ']'}'`)
-  }
-
-  function readKey(frame: {node: ObjectNode; pendingKey: string; pendingKeyStart: number}) {
-    skipWhitespace()
-    if (text.charCodeAt(pos) !== Ch.Quote) fail(pos >= length ? 'unexpected end of input (truncated JSON?)' : `unexpected ${describe(pos)}: an object key in double quotes was expected`)
-    const key = readString()
-    frame.pendingKey = key.value
-    frame.pendingKeyStart = key.start
-    skipWhitespace()
-    if (text.charCodeAt(pos) !== Ch.Colon) fail(`unexpected ${describe(pos)}: ':' was expected after an object key`)
-    pos++
+    frame.pendingKeyStart = this.pos
+    frame.pendingKey = this.readString()
+    this.skipWhitespace()
+    if (text.charCodeAt(this.pos) !== Ch.Colon) this.fail(`unexpected ${this.describe(this.pos)}: ':' was expected after an object key`)
+    this.pos++
   }
 }
 

@@ -1,5 +1,5 @@
 import type {BrokerAdapter, DrainSession, OutgoingMessage, ReservedMessage} from '../brokers/adapter.js'
-import {fieldsOf, resetForRedrive} from '../envelope/envelope.js'
+import {fieldsOf, resetForRedriveBytes} from '../envelope/envelope.js'
 import {describeError} from '../errors.js'
 import {matchesAll} from './match.js'
 import type {Selector} from './match.js'
@@ -145,12 +145,12 @@ export async function redrive(request: RedriveRequest): Promise<RedriveReport> {
         kept.push({message, about: aboutOf(view), outcome: 'failed', error: 'no original queue recorded: use --to'})
         continue
       }
-      const reset = resetForRedrive(view.envelope)
+      const body = resetForRedriveBytes(view.envelope)
       // The reset copy differs only in attempts, so its projection needs no second parse.
       const fields = {...fieldsOf(view.envelope), attempts: 0}
       const group = groups.get(queue) ?? []
       // Only what the report needs is kept until the move: the view and its tree die young.
-      group.push({message, about: aboutOf(view), outgoing: {body: reset.toBuffer(), fields, bypass: request.bypass, republish: true}})
+      group.push({message, about: aboutOf(view), outgoing: {body, fields, bypass: request.bypass, republish: true}})
       groups.set(queue, group)
     }
     return {kept, groups}
