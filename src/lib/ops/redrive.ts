@@ -85,15 +85,10 @@ export async function redrive(request: RedriveRequest): Promise<RedriveReport> {
   const report: RedriveReport = {dlq: request.dlq, source: request.source.displayUrl, target: target.displayUrl, dry_run: request.dryRun, counts, stopped_early: false}
   const emit = (about: About, outcome: RedriveOutcome, targetQueue: string | null, error?: string) => {
     counts[outcome]++
-    request.onItem?.({
-      id: about.id,
-      trace_id: about.trace_id,
-      urn: about.urn,
-      reason: about.reason,
-      target: targetQueue,
-      outcome,
-      ...(error === undefined ? {} : {error}),
-    })
+    if (request.onItem === undefined) return
+    const item: RedriveItem = {id: about.id, trace_id: about.trace_id, urn: about.urn, reason: about.reason, target: targetQueue, outcome}
+    if (error !== undefined) item.error = error
+    request.onItem(item)
   }
   const planTarget = (view: MessageView): string | undefined => request.toQueue ?? view.deadLetter?.originalQueue ?? view.queue
 
@@ -147,7 +142,8 @@ export async function redrive(request: RedriveRequest): Promise<RedriveReport> {
       }
       const body = resetForRedriveBytes(view.envelope)
       // The reset copy differs only in attempts, so its projection needs no second parse.
-      const fields = {...fieldsOf(view.envelope), attempts: 0}
+      const fields = fieldsOf(view.envelope)
+      fields.attempts = 0
       const group = groups.get(queue) ?? []
       // Only what the report needs is kept until the move: the view and its tree die young.
       group.push({message, about: aboutOf(view), outgoing: {body, fields, bypass: request.bypass, republish: true}})
