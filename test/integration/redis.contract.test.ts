@@ -275,6 +275,33 @@ describe('redis drain read-ahead', () => {
     }
   })
 
+  it('a read-ahead that fails fails the call that reaches it, and loses nothing', async (t) => {
+    if (!(await available(t))) return
+    const adapter = await openBroker(url)
+    const other = await openBroker(url)
+    try {
+      const q = queue('ahead-fail-lock')
+      const bodies = numbered(12)
+      await adapter.publish(q, bodies.map((body) => out(body)))
+      const session = await adapter.drain(q)
+      assertBodies(await session.next(2), bodies.slice(0, 2))
+      // The second call streams: a read-ahead of the next batch goes out before it returns.
+      assertBodies(await session.next(2), bodies.slice(2, 4))
+      await eventually(async () => (await rawClient().llen(`${q}:processing`)) === 6, 'the read-ahead batch is in processing')
+      // The lock goes away: the read-ahead the next call starts is refused by the fence.
+      await rawClient().del(`${q}:bq-lock`)
+      assertBodies(await session.next(2), bodies.slice(4, 6))
+      await assert.rejects(session.next(2), /drain lock was lost/)
+      await assert.rejects(session.close(), /drain lock was lost/)
+      // Nothing was lost: recovery puts every reservation back, in order.
+      assert.equal(await other.recover(q), 6)
+      assertBodies(await other.browse(q, {limit: 20}), bodies)
+    } finally {
+      await adapter.close().catch(() => undefined)
+      await other.close()
+    }
+  })
+
   it('never reserves past max, read-ahead included', async (t) => {
     if (!(await available(t))) return
     const adapter = await openBroker(url)
