@@ -32,7 +32,7 @@ import type {DrainSession, ReservedMessage} from './adapter.js'
 import {creditOf, flushed, type ArtemisConnection} from './artemis-connection.js'
 import type {ArtemisManagement} from './artemis-management.js'
 import {toBrokerMessage} from './artemis-message.js'
-import {SerialLock} from './artemis-serial.js'
+import {SerialLock} from './serial-lock.js'
 import {checkBatch} from './validate.js'
 
 export interface ArtemisDrainTuning {

@@ -27,7 +27,8 @@ import type {Channel, ChannelModel, ConsumeMessage} from 'amqplib'
 
 import {BqError, ConnectionError, describeError} from '../errors.js'
 import type {DrainSession, ReservedMessage} from './adapter.js'
-import {brokerReason, closeQuietly, toBrokerMessage, waitUntilReady, SerialLock} from './rabbitmq-support.js'
+import {brokerReason, closeQuietly, toBrokerMessage, waitUntilReady} from './rabbitmq-support.js'
+import {SerialLock} from './serial-lock.js'
 
 export interface DrainTuning {
   /** Un-acked messages in flight between the broker and bq at once (not counting released ones). */

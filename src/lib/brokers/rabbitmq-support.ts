@@ -222,17 +222,6 @@ export function onceAny(emitter: NodeJS.EventEmitter, events: string[]): Promise
   })
 }
 
-/** A promise-chain lock: runs tasks one at a time, in call order. */
-export class SerialLock {
-  private tail: Promise<unknown> = Promise.resolve()
-
-  run<T>(task: () => Promise<T>): Promise<T> {
-    const result = this.tail.then(task, task)
-    this.tail = result.catch(() => undefined)
-    return result
-  }
-}
-
 /**
  * After a requeue, waits (bounded) until the queue shows the returned messages as ready.
  * RabbitMQ applies a requeue asynchronously, and a classic queue answers a passive declare ahead

@@ -15,9 +15,9 @@ import {BqError, ConnectionError, UsageError, describeError} from '../errors.js'
 import type {BrokerAdapter, BrokerMessage, BrowseOptions, Capabilities, DrainOptions, DrainSession, OutgoingMessage} from './adapter.js'
 import {RabbitDrainSession, type DrainTuning} from './rabbitmq-drain.js'
 import {probeQueue, type QueueFacts} from './rabbitmq-probe.js'
+import {SerialLock} from './serial-lock.js'
 import {
   AMQP_NOT_FOUND,
-  SerialLock,
   amqpCode,
   brokerReason,
   checkQueueName,

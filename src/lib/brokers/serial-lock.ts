@@ -1,4 +1,4 @@
-/** A promise-chain lock: runs tasks one at a time, in call order (a drain's steps must not interleave). */
+/** A promise-chain lock: runs tasks one at a time, in call order (a drain's steps, or a channel's operations, must not interleave). */
 export class SerialLock {
   private tail: Promise<unknown> = Promise.resolve()
 
