@@ -4,10 +4,10 @@ import {spawnSync} from 'node:child_process'
 import path from 'node:path'
 import {fileURLToPath} from 'node:url'
 
-import {ArtemisConnection} from '../../dist/lib/brokers/artemis-connection.js'
-import {ArtemisManagement} from '../../dist/lib/brokers/artemis-management.js'
-import {parseArtemisUrl} from '../../dist/lib/brokers/artemis-url.js'
-import {redactUrl} from '../../dist/lib/brokers/redact.js'
+import {ArtemisConnection} from '../../dist/lib/brokers/artemis/connection.js'
+import {ArtemisManagement} from '../../dist/lib/brokers/artemis/management.js'
+import {parseArtemisUrl} from '../../dist/lib/brokers/artemis/url.js'
+import {redactUrl} from '../../dist/lib/brokers/shared/redact.js'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const root = path.resolve(here, '..', '..')

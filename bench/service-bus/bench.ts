@@ -1,6 +1,6 @@
 /**
  * bench/service-bus: `bq dlq redrive` against a raw-SDK baseline (baseline.ts), both against bq's
- * Service Bus test server (test/servicebus/, run as its own process), same machine, same run.
+ * Service Bus test server (test/brokers/service-bus/server/, run as its own process), same machine, same run.
  * Usage: node --import tsx bench/service-bus/bench.ts [N=100000]
  */
 import {spawn} from 'node:child_process'
@@ -15,7 +15,7 @@ const here = path.dirname(fileURLToPath(import.meta.url))
 const root = path.resolve(here, '..', '..')
 const n = Number(process.argv[2] ?? 100_000)
 
-const server = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'test', 'servicebus', 'main.ts')], {cwd: root, stdio: ['ignore', 'pipe', 'inherit']})
+const server = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'test', 'brokers', 'service-bus', 'server', 'main.ts')], {cwd: root, stdio: ['ignore', 'pipe', 'inherit']})
 const url = await new Promise<string>((resolve) => createInterface({input: server.stdout}).once('line', resolve))
 
 async function seed(queue: string): Promise<void> {

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict'
 
 import {uniqueQueue} from '../support/brokers.js'
 import {hasStackTrace, runBq} from '../support/cli.js'
-import {amqpUrl, brokerCases, depth, dlqExport, json, rawBodies, redisUrl} from './command-suite.js'
+import {amqpUrl, brokerCases, depth, dlqExport, json, rawBodies, redisUrl} from '../suites/command-suite.js'
 
 const brokers = [brokerCases.sqlite, brokerCases.redis, brokerCases.rabbitmq]
 

@@ -8,9 +8,9 @@ import {isAbsolute, join} from 'node:path'
 
 import {BqError, UsageError, describeError} from '../errors.js'
 import type {BrokerAdapter} from './adapter.js'
-import {redactUrl} from './redact.js'
+import {redactUrl} from './shared/redact.js'
 
-export {redactUrl} from './redact.js'
+export {redactUrl} from './shared/redact.js'
 
 /** `$XDG_DATA_HOME` (only when absolute, as the XDG spec says) or `~/.local/share`. */
 export function dataDir(env: NodeJS.ProcessEnv = process.env): string {
@@ -36,17 +36,17 @@ type Open = (rawUrl: string, displayUrl: string) => Promise<BrokerAdapter>
 
 // Each opener imports its adapter module (and so its SDK) only when its scheme is used.
 const openSqlite: Open = async (rawUrl, displayUrl) => {
-  const {openSqliteAdapter} = await importAdapter('sqlite', 'better-sqlite3', () => import('./sqlite.js'))
+  const {openSqliteAdapter} = await importAdapter('sqlite', 'better-sqlite3', () => import('./sqlite/adapter.js'))
   return openSqliteAdapter(sqlitePath(rawUrl, displayUrl), displayUrl)
 }
 
 const openRedis: Open = async (rawUrl, displayUrl) => {
-  const {createRedisAdapter} = await importAdapter('redis', 'ioredis', () => import('./redis.js'))
+  const {createRedisAdapter} = await importAdapter('redis', 'ioredis', () => import('./redis/adapter.js'))
   return createRedisAdapter(parseUrl(rawUrl, displayUrl), displayUrl)
 }
 
 const openRabbit: Open = async (rawUrl, displayUrl) => {
-  const {createRabbitAdapter} = await importAdapter('amqp', 'amqplib', () => import('./rabbitmq.js'))
+  const {createRabbitAdapter} = await importAdapter('amqp', 'amqplib', () => import('./rabbitmq/adapter.js'))
   return createRabbitAdapter(parseUrl(rawUrl, displayUrl), displayUrl)
 }
 

@@ -1,0 +1,260 @@
+/**
+ * One AMQP 1.0 connection to Artemis through rhea, made safe for a CLI:
+ *
+ * - no automatic reconnect: a resent transfer could duplicate a message and a re-attached
+ *   receiver would not own the deliveries of the old one, so a lost connection fails the
+ *   operation (a ConnectionError, exit 4) and the broker returns what was unsettled;
+ * - connecting is bounded (refused, unknown host, bad credentials and TLS failures fail at
+ *   once; a silent host after CONNECT_TIMEOUT_MS);
+ * - rhea reports through events and, when nobody listens, prints to the console or throws from
+ *   an 'error' event; every such event has a listener here, so nothing is printed or thrown.
+ */
+import {randomUUID} from 'node:crypto'
+
+import rhea from 'rhea'
+import type {AmqpError, Connection, ConnectionOptions, EventContext, Receiver, ReceiverOptions, Sender, SenderOptions, Session} from 'rhea'
+
+import {BqError, ConnectionError, describeError} from '../../errors.js'
+import type {ArtemisTarget} from './url.js'
+import {serverName} from './url.js'
+import {scrubSecrets} from '../shared/redact.js'
+
+const CONNECT_TIMEOUT_MS = 10_000
+/** Link attach/detach and connection close answers; Artemis answers in milliseconds. */
+const LINK_TIMEOUT_MS = 15_000
+/** Heartbeats both ways, so a vanished peer is noticed (rhea closes after twice this idle). */
+const IDLE_TIMEOUT_MS = 30_000
+
+export interface ConnectOptions {
+  /** rhea's per-session delivery buffer (default 2048); a drain needs more room (artemis-drain.ts). */
+  sessionBufferSize?: number
+  connectTimeoutMs?: number
+}
+
+/** rhea's events for a connection that failed or went away. */
+const FAILURE_EVENTS = ['connection_error', 'connection_close', 'disconnected', 'protocol_error', 'error']
+
+type Link = Sender | Receiver
+type Listener = (error: ConnectionError) => void
+
+export class ArtemisConnection {
+  private lostError: ConnectionError | undefined
+  private closing = false
+  private readonly lossListeners = new Set<Listener>()
+
+  private constructor(
+    readonly connection: Connection,
+    readonly displayUrl: string,
+    private readonly secrets: string[],
+  ) {
+    for (const event of FAILURE_EVENTS) connection.on(event, (context: EventContext) => this.markLost(context))
+  }
+
+  /** Connects and waits for the broker's open; every failure is one redacted ConnectionError line. */
+  static async open(target: ArtemisTarget, displayUrl: string, purpose: string, options: ConnectOptions = {}): Promise<ArtemisConnection> {
+    const container = rhea.create_container({id: `bq-${process.pid}-${randomUUID()}`})
+    // Link and session errors nobody listened for would be thrown from here; the owners of the
+    // links see the same errors through their own listeners.
+    container.on('error', () => undefined)
+    const connectOptions = {
+      host: target.host,
+      port: target.port,
+      transport: target.tls ? 'tls' : 'tcp',
+      reconnect: false,
+      idle_time_out: IDLE_TIMEOUT_MS,
+      properties: {product: 'bq', purpose},
+      ...(target.username === undefined ? {} : {username: target.username}),
+      ...(target.password === undefined ? {} : {password: target.password}),
+      ...(target.tls ? {servername: serverName(target.host)} : {}),
+      ...(options.sessionBufferSize === undefined ? {} : {session_buffer_size: options.sessionBufferSize}),
+    } as ConnectionOptions
+    const connection = container.connect(connectOptions)
+    const timeoutMs = options.connectTimeoutMs ?? CONNECT_TIMEOUT_MS
+    let opening = true
+    try {
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => done(new Error(`timed out after ${timeoutMs / 1000}s`)), timeoutMs)
+        function done(error?: unknown) {
+          if (!opening) return
+          opening = false
+          clearTimeout(timer)
+          if (error === undefined) resolve()
+          else reject(error)
+        }
+        connection.once('connection_open', () => done())
+        // These stay attached (silently, once settled): later events of a dying connection
+        // must not reach an unheard emitter either.
+        for (const event of FAILURE_EVENTS) connection.on(event, (context: EventContext) => done(context.error ?? context.connection?.error ?? new Error('the connection closed')))
+      })
+    } catch (error) {
+      destroySocket(connection)
+      throw new ConnectionError(`cannot connect to Artemis at ${displayUrl}: ${scrubSecrets(connectFailure(error), target.secrets)}`, error)
+    }
+    return new ArtemisConnection(connection, displayUrl, target.secrets)
+  }
+
+  /** The reason the connection is gone, once it is. */
+  get lost(): ConnectionError | undefined {
+    return this.lostError
+  }
+
+  /** Calls `listener` once if the connection is lost (not when closed by us); returns an unsubscribe. */
+  onLost(listener: Listener): () => void {
+    this.lossListeners.add(listener)
+    return () => this.lossListeners.delete(listener)
+  }
+
+  assertOpen(): void {
+    if (this.lostError !== undefined) throw this.lostError
+    if (this.closing) throw new BqError(`the Artemis connection to ${this.displayUrl} is closed`, {code: 'adapter-closed'})
+  }
+
+  /** A session of its own (own delivery ids and buffers), for links whose settlements must not mix. */
+  newSession(): Session {
+    this.assertOpen()
+    const session = this.connection.create_session()
+    session.on('session_error', () => undefined)
+    session.begin()
+    return session
+  }
+
+  async openSender(options: SenderOptions, session?: Session): Promise<Sender> {
+    this.assertOpen()
+    const sender = session === undefined ? this.connection.open_sender(options) : session.open_sender(options)
+    await this.attached(sender, 'sender', () => sender.target === null || sender.target === undefined)
+    return sender
+  }
+
+  async openReceiver(options: ReceiverOptions, session?: Session): Promise<Receiver> {
+    this.assertOpen()
+    const receiver = session === undefined ? this.connection.open_receiver(options) : session.open_receiver(options)
+    await this.attached(receiver, 'receiver', () => receiver.source === null || receiver.source === undefined)
+    return receiver
+  }
+
+  /** Detaches a link and waits (bounded) for the broker's answer. */
+  async closeLink(link: Link): Promise<void> {
+    if (this.lostError !== undefined || link.is_closed()) return
+    const role = link.is_receiver() ? 'receiver' : 'sender'
+    link.close()
+    await this.waitFor(link, [`${role}_close`, `${role}_error`], LINK_TIMEOUT_MS).catch(() => undefined)
+  }
+
+  /** Closes the connection and waits (bounded) until the broker has answered. Safe twice. */
+  async close(): Promise<void> {
+    if (this.closing) return
+    this.closing = true
+    if (this.lostError !== undefined) {
+      destroySocket(this.connection)
+      return
+    }
+    // The broker's close answers ours after everything sent before it; nothing follows it.
+    const closed = new Promise<void>((resolve) => {
+      const timer = setTimeout(finish, LINK_TIMEOUT_MS)
+      this.connection.once('connection_close', finish)
+      this.connection.once('disconnected', finish)
+      function finish() {
+        clearTimeout(timer)
+        resolve()
+      }
+    })
+    this.connection.close()
+    await closed
+    destroySocket(this.connection)
+  }
+
+  /** The broker's words for a link or connection error, scrubbed of secrets, on one line. */
+  describe(error: unknown): string {
+    return scrubSecrets(amqpReason(error), this.secrets)
+  }
+
+  private async attached(link: Link, role: 'sender' | 'receiver', refused: () => boolean): Promise<void> {
+    const event = await this.waitFor(link, [`${role}_open`, `${role}_error`, `${role}_close`], LINK_TIMEOUT_MS)
+    if (event === `${role}_open` && !refused()) {
+      link.on(`${role}_error`, () => undefined)
+      return
+    }
+    // Artemis refuses a link by attaching with no terminus and detaching at once with the reason.
+    if (event === `${role}_open`) await this.waitFor(link, [`${role}_error`, `${role}_close`], LINK_TIMEOUT_MS).catch(() => undefined)
+    const options = link.options as {source?: unknown; target?: unknown}
+    const address = role === 'sender' ? options.target : options.source
+    const name = typeof address === 'string' ? address : (address as {address?: string} | undefined)?.address
+    throw new BqError(`Artemis refused a ${role} for "${name ?? '?'}" on ${this.displayUrl}: ${this.describe(link.error ?? 'no reason given')}`, {code: 'link-refused'})
+  }
+
+  /** Resolves with the first of `events` the link emits; rejects when the connection is lost or the time is up. */
+  private waitFor(link: Link, events: string[], timeoutMs: number): Promise<string> {
+    return new Promise<string>((resolve, reject) => {
+      const handlers = events.map((event) => [event, () => done(undefined, event)] as const)
+      const timer = setTimeout(() => done(new BqError(`Artemis did not answer within ${timeoutMs / 1000}s on ${this.displayUrl}`, {code: 'timeout'})), timeoutMs)
+      const unsubscribe = this.onLost((error) => done(error))
+      for (const [event, handler] of handlers) link.on(event, handler)
+      if (this.lostError !== undefined) done(this.lostError)
+      function done(error?: Error, event?: string) {
+        clearTimeout(timer)
+        unsubscribe()
+        for (const [name, handler] of handlers) link.removeListener(name, handler)
+        if (error !== undefined) reject(error)
+        else resolve(event!)
+      }
+    })
+  }
+
+  private markLost(context: EventContext): void {
+    if (this.closing || this.lostError !== undefined) return
+    const cause = context.error ?? context.connection?.error
+    const reason = cause === undefined ? 'the broker closed the connection' : this.describe(cause)
+    this.lostError = new ConnectionError(`lost the connection to Artemis at ${this.displayUrl}: ${reason}`, cause)
+    for (const listener of [...this.lossListeners]) listener(this.lostError)
+    this.lossListeners.clear()
+    destroySocket(this.connection)
+  }
+}
+
+/** Credit the receiver has granted and the broker not yet used (rhea tracks it; its typings omit it). */
+export function creditOf(receiver: Receiver): number {
+  return (receiver as Receiver & {credit: number}).credit
+}
+
+/** Resolves after rhea has written what the current tick queued (it flushes on process.nextTick). */
+export function flushed(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve))
+}
+
+/**
+ * Ends the socket and rhea's heartbeat timers. rhea clears its timers only when the socket ends
+ * in an orderly way; a pending heartbeat timer would keep the process alive for a minute.
+ */
+function destroySocket(connection: Connection): void {
+  const internals = connection as {socket?: {destroy(): void}} & Record<string, unknown>
+  for (const timer of ['heartbeat_in', 'heartbeat_out', 'abort_idle', 'scheduled_reconnect']) {
+    const handle = internals[timer]
+    if (handle !== undefined) clearTimeout(handle as NodeJS.Timeout)
+  }
+  try {
+    internals.socket?.destroy()
+  } catch {
+    // Already gone.
+  }
+}
+
+/** An AMQP error (condition + description), a socket error or anything else, on one line. */
+export function amqpReason(error: unknown): string {
+  const amqp = error as (AmqpError & {code?: unknown}) | undefined
+  if (amqp !== undefined && amqp !== null && typeof amqp === 'object' && (typeof amqp.condition === 'string' || typeof amqp.description === 'string')) {
+    const text = [amqp.description, amqp.condition === undefined ? undefined : `(${amqp.condition})`].filter((part) => part !== undefined && part !== '').join(' ')
+    return text.replace(/\s+/g, ' ').trim()
+  }
+  return describeError(error).replace(/\s+/g, ' ').trim()
+}
+
+function connectFailure(error: unknown): string {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code
+  const condition = (error as {condition?: unknown} | undefined)?.condition
+  if (code === 'ECONNREFUSED') return 'connection refused'
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return 'host not found'
+  if (code === 'ETIMEDOUT') return 'timed out'
+  if (code === 'ECONNRESET') return 'the connection was reset (is this an AMQP port, and TLS only with artemis+ssl://?)'
+  if (condition === 'amqp:unauthorized-access') return 'authentication failed (the broker refused the user name or password)'
+  return amqpReason(error)
+}

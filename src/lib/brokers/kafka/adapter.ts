@@ -1,0 +1,288 @@
+/**
+ * Apache Kafka adapter (kafkajs): `kafka://host:port[,host:port][?sasl=…&ssl=…]` (kafka-url.ts).
+ *
+ * A queue is a topic. Publishing projects the envelope onto `bq-` record headers and the record
+ * timestamp (bindings/kafka.ts) through an idempotent producer with acks=all. Reading never joins
+ * a consumer group: records are fetched by offset (kafka-wire.ts).
+ *
+ * What "the queue" holds: a log keeps every record until retention removes it, so bq's view of a
+ * topic is "what a redrive would still see": the records from the redrive group's committed
+ * offset on, minus the runs it finished (kafka-state.ts). The group is `bq-redrive.<topic>`; a
+ * topic bq never redrove has no such group, so every record in it is waiting. Peek, count, dlq
+ * inspect and dry runs all read this same view, in partition order then offset order.
+ * `BrowseOptions.from` reads the log itself instead, whatever the redrive group has done.
+ */
+import type {Message} from 'kafkajs'
+
+import {BqError, ConnectionError, UsageError} from '../../errors.js'
+import type {BrokerAdapter, BrokerMessage, BrowseFrom, BrowseOptions, Capabilities, DrainOptions, DrainSession, OutgoingMessage, RelatedQueue} from '../adapter.js'
+import {KafkaDrainSession, type DrainPartition} from './drain.js'
+import {connectionReason} from './client/errors.js'
+import {KafkaPublisher} from './client/producer.js'
+import {PartitionReader, TopicScan} from './reader.js'
+import {toBrokerMessage, toKafkaMessage} from './records.js'
+import {PartitionProgress} from './state.js'
+import {parseKafkaUrl, type KafkaTarget} from './url.js'
+import {KafkaWire, createKafkaClient, type PartitionLayout, type Watermarks} from './client/wire.js'
+import {checkBrowse, checkQueue} from '../shared/check-arguments.js'
+
+export const KAFKA_CAPABILITIES: Capabilities = {
+  // Reading fetches by offset and commits nothing: no group, no offsets, no flags change.
+  truePeek: true,
+  headers: true,
+  // Kafka has no delayed delivery; the binding's retry tiers (<topic>.retry.<n>) are run by the SDKs.
+  delay: false,
+  // No dead-letter facility of its own: the SDKs write <topic>.dlq.
+  nativeDlq: false,
+  // The copy is published, then the redrive progress committed: two steps (at-least-once).
+  atomicMove: false,
+  // A topic keeps records after they are consumed: peek --from-beginning/--from-offset/--from-time/--last.
+  logBrowse: true,
+}
+
+/** The consumer group that records a redrive's progress through a topic. */
+export function redriveGroup(topic: string): string {
+  return `bq-redrive.${topic}`
+}
+
+const BROWSE_FETCH_BYTES = 1024 * 1024
+const DRAIN_FETCH_BYTES = 4 * 1024 * 1024
+const TOPIC_NAME = /^[a-zA-Z0-9._-]{1,249}$/
+
+export interface KafkaAdapterOptions {
+  /** Redrive metadata budget (tests make it small to exercise re-appending). */
+  stateSoftLimit?: number
+  stateHardLimit?: number
+}
+
+/** The registry's entry point for a parsed URL (a single bootstrap server). */
+export async function createAdapter(url: URL, displayUrl: string): Promise<BrokerAdapter> {
+  return createAdapterFromString(url.href, displayUrl)
+}
+
+/** The registry's entry point for the raw URL, which may list several `host:port`s. */
+export async function createAdapterFromString(rawUrl: string, displayUrl: string, options: KafkaAdapterOptions = {}): Promise<BrokerAdapter> {
+  return createKafkaAdapter(parseKafkaUrl(rawUrl, displayUrl), displayUrl, options)
+}
+
+/** Connects (authenticating, failing within seconds with a ConnectionError) and returns the adapter. */
+export async function createKafkaAdapter(target: KafkaTarget, displayUrl: string, options: KafkaAdapterOptions = {}): Promise<KafkaAdapter> {
+  const kafka = createKafkaClient(target)
+  let wire: KafkaWire
+  try {
+    wire = await KafkaWire.connect(kafka, displayUrl, target.secrets)
+  } catch (error) {
+    if (error instanceof BqError) throw error
+    throw new ConnectionError(`cannot connect to ${displayUrl}: ${connectionReason(error, target.secrets)}`, error)
+  }
+  return new KafkaAdapter(wire, new KafkaPublisher(kafka, wire, target, displayUrl), displayUrl, options)
+}
+
+/** A topic as bq sees it right now: its partitions, their watermarks and the redrive progress. */
+interface TopicView {
+  layout: PartitionLayout[]
+  marks: Map<number, Watermarks>
+  progress: Map<number, PartitionProgress>
+  /** What the group holds, raw, per partition. */
+  committed: Map<number, {offset: number; metadata: string}>
+  fingerprint: string
+}
+
+export class KafkaAdapter implements BrokerAdapter {
+  readonly kind = 'kafka'
+  readonly capabilities = KAFKA_CAPABILITIES
+  private readonly sessions = new Set<KafkaDrainSession>()
+  /** The last browse of each topic, so paging through it reads each record once. */
+  private readonly scans = new Map<string, TopicScan>()
+  private closed = false
+
+  constructor(
+    private readonly wire: KafkaWire,
+    private readonly publisher: KafkaPublisher,
+    readonly displayUrl: string,
+    private readonly options: KafkaAdapterOptions = {},
+  ) {}
+
+  async publish(queue: string, messages: OutgoingMessage[]): Promise<void> {
+    const topic = this.topic(queue)
+    if (messages.some((message) => (message.delayMs ?? 0) > 0)) {
+      throw new UsageError(`${this.displayUrl}: Kafka has no delayed delivery (the binding's retry topics <topic>.retry.<n> are run by the SDKs): publish without --delay`)
+    }
+    await this.publisher.publish(topic, messages.map(toKafkaMessage))
+  }
+
+  async browse(queue: string, options: BrowseOptions): Promise<BrokerMessage[]> {
+    const topic = this.topic(queue)
+    const {limit, offset} = checkBrowse(options)
+    if (limit === 0) return []
+    const view = await this.view(topic)
+    if (view === undefined) return []
+    if (options.from !== undefined) {
+      // The log itself from a position: a different view, so it gets its own start.
+      const starts = await this.logStarts(topic, view, options.from)
+      view.fingerprint = JSON.stringify([options.from, [...starts]])
+      for (const layout of view.layout) view.progress.set(layout.partition, PartitionProgress.fresh(starts.get(layout.partition) ?? view.marks.get(layout.partition)!.high))
+    }
+    const key = `${topic}\n${options.from === undefined ? '' : JSON.stringify(options.from)}`
+    let scan = this.scans.get(key)
+    if (scan === undefined || scan.fingerprint !== view.fingerprint || scan.index !== offset) {
+      scan = new TopicScan(view.layout.map((layout) => this.reader(topic, layout, view, BROWSE_FETCH_BYTES)), view.fingerprint)
+      while (scan.index < offset) {
+        if ((await scan.next()) === undefined) break
+      }
+    } else {
+      scan.extendTo(view.marks)
+    }
+    const found: BrokerMessage[] = []
+    while (found.length < limit) {
+      const next = await scan.next()
+      if (next === undefined) break
+      found.push(toBrokerMessage(topic, next.partition, next.record))
+    }
+    this.scans.set(key, scan)
+    return found
+  }
+
+  /**
+   * Offsets a redrive would still read: per partition, the last stable offset minus the group's
+   * position, minus the runs it finished. An offset count: transaction markers and compacted-away
+   * records count too, so on such topics it can exceed what browse returns.
+   */
+  async count(queue: string): Promise<number> {
+    const topic = this.topic(queue)
+    const view = await this.view(topic)
+    if (view === undefined) return 0
+    const session = [...this.sessions].find((open) => open.topic === topic)
+    if (session !== undefined) return session.waitingNow(view.marks)
+    let total = 0
+    for (const [partition, mark] of view.marks) total += view.progress.get(partition)!.waitingIn(mark.low, mark.high)
+    return total
+  }
+
+  async drain(queue: string, options: DrainOptions = {}): Promise<DrainSession> {
+    const topic = this.topic(queue)
+    const max = options.max ?? 0
+    if (!Number.isSafeInteger(max) || max < 0) throw new UsageError(`drain max must be a non-negative integer, got ${max}`)
+    const view = await this.view(topic)
+    const partitions: DrainPartition[] = []
+    for (const layout of view?.layout ?? []) {
+      const progress = view!.progress.get(layout.partition)!
+      const part: DrainPartition = {
+        reader: new PartitionReader(this.wire, topic, layout, progress.committed, view!.marks.get(layout.partition)!.high, () => part.progress, DRAIN_FETCH_BYTES),
+        progress,
+        inFlight: new Map(),
+        released: 0,
+        committed: view!.committed.get(layout.partition) ?? {offset: -1, metadata: ''},
+      }
+      partitions.push(part)
+    }
+    const session: KafkaDrainSession = new KafkaDrainSession({
+      wire: this.wire,
+      topic,
+      groupId: redriveGroup(topic),
+      partitions,
+      max,
+      reappend: (messages: Message[]) => this.publisher.publish(topic, messages),
+      softLimit: this.options.stateSoftLimit,
+      hardLimit: this.options.stateHardLimit,
+      onClose: (closing) => this.sessions.delete(closing),
+    })
+    this.sessions.add(session)
+    return session
+  }
+
+  /**
+   * The SDK-owned retry tiers `<topic>.retry.<n>` of a DLQ `<topic>.dlq`, in tier order, each with
+   * the records it retains (high minus low watermark): their consumers are the SDKs' retry
+   * workers, whose groups bq does not know, so this is what the log holds, not what waits.
+   */
+  async relatedQueues(queue: string): Promise<RelatedQueue[]> {
+    const base = this.topic(queue).replace(/\.dlq$/, '')
+    // Topic names are [a-zA-Z0-9._-]: only the dots need escaping.
+    const tier = new RegExp(`^${base.replaceAll('.', '\\.')}\\.retry\\.(\\d+)$`)
+    const tiers = (await this.wire.topicNames())
+      .map((name) => ({name, n: tier.exec(name)?.[1]}))
+      .filter((entry): entry is {name: string; n: string} => entry.n !== undefined)
+      .sort((a, b) => Number(a.n) - Number(b.n))
+    const related: RelatedQueue[] = []
+    for (const {name, n} of tiers) {
+      const layout = await this.wire.layout(name)
+      let records = 0
+      if (layout !== undefined) for (const mark of (await this.wire.watermarks(name, layout)).values()) records += mark.high - mark.low
+      related.push({queue: name, role: `retry tier ${Number(n)}`, count: records})
+    }
+    return related
+  }
+
+  /** Nothing to recover: a crashed run's uncommitted records simply wait in the log. */
+  async recover(queue: string): Promise<number> {
+    this.topic(queue)
+    return 0
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return
+    this.closed = true
+    try {
+      for (const session of [...this.sessions]) await session.close().catch(() => undefined)
+    } finally {
+      await this.publisher.close()
+      await this.wire.close()
+    }
+  }
+
+  /** Where a log browse starts in each partition (never below the log start; partitions left out are skipped). */
+  private async logStarts(topic: string, view: TopicView, from: BrowseFrom): Promise<Map<number, number>> {
+    const starts = new Map<number, number>()
+    const times = from.kind === 'time' ? await this.wire.offsetsForTime(topic, view.layout, from.at) : undefined
+    for (const {partition} of view.layout) {
+      const {low, high} = view.marks.get(partition)!
+      let start: number
+      switch (from.kind) {
+        case 'beginning': start = low; break
+        case 'offset': start = from.partition === undefined || from.partition === partition ? from.offset : high; break
+        case 'time': start = times!.get(partition) ?? high; break
+        case 'last': start = high - from.count; break
+      }
+      starts.set(partition, Math.min(high, Math.max(low, start)))
+    }
+    if (from.kind === 'offset' && from.partition !== undefined && !starts.has(from.partition)) {
+      throw new UsageError(`topic ${topic} has no partition ${from.partition} (it has ${view.layout.length})`)
+    }
+    return starts
+  }
+
+  private reader(topic: string, layout: PartitionLayout, view: TopicView, fetchBytes: number): PartitionReader {
+    const progress = view.progress.get(layout.partition)!
+    return new PartitionReader(this.wire, topic, layout, progress.committed, view.marks.get(layout.partition)!.high, () => progress, fetchBytes)
+  }
+
+  /** The topic's layout, watermarks and redrive progress; undefined when the topic does not exist. */
+  private async view(topic: string): Promise<TopicView | undefined> {
+    const layout = await this.wire.layout(topic)
+    if (layout === undefined) return undefined
+    const partitions = layout.map((entry) => entry.partition)
+    const marks = await this.wire.watermarks(topic, layout)
+    const held = await this.wire.groupOffsets(redriveGroup(topic), topic, partitions)
+    const progress = new Map<number, PartitionProgress>()
+    const committed = new Map<number, {offset: number; metadata: string}>()
+    const fingerprint: Array<[number, number, string, number]> = []
+    for (const partition of partitions) {
+      const mark = marks.get(partition)!
+      const entry = held.get(partition)
+      progress.set(partition, PartitionProgress.decode(entry?.offset, entry?.metadata, mark.low, mark.high))
+      committed.set(partition, {offset: entry?.offset ?? -1, metadata: entry?.metadata ?? ''})
+      fingerprint.push([partition, entry?.offset ?? -1, entry?.metadata ?? '', mark.low])
+    }
+    return {layout, marks, progress, committed, fingerprint: JSON.stringify(fingerprint)}
+  }
+
+  private topic(queue: string): string {
+    checkQueue(queue, this.displayUrl)
+    if (this.closed) throw new BqError(`the connection to ${this.displayUrl} is closed`)
+    if (!TOPIC_NAME.test(queue) || queue === '.' || queue === '..') {
+      throw new UsageError(`"${queue}" is not a valid Kafka topic name (letters, digits, ".", "_" and "-", at most 249 characters)`)
+    }
+    return queue
+  }
+}

@@ -1,0 +1,109 @@
+/**
+ * Sequential reading of the records a redrive would still see: per partition, from the redrive
+ * group's committed offset up to a bound, skipping the runs it already finished. Reading is by
+ * offset (Fetch requests); no consumer group is joined and nothing is committed. Memory is one
+ * fetch response per partition being read.
+ */
+import type {PartitionProgress} from './state.js'
+import type {KafkaRecord, KafkaWire, PartitionLayout, Watermarks} from './client/wire.js'
+
+export class PartitionReader {
+  private buffer: KafkaRecord[] = []
+  private at = 0
+  /** Where the fetch after this buffer starts (past records the broker hides). */
+  private afterBuffer = 0
+
+  constructor(
+    private readonly wire: KafkaWire,
+    private readonly topic: string,
+    readonly layout: PartitionLayout,
+    /** The next offset to look at. */
+    private position: number,
+    /** Records at or beyond this offset are not read (the bound taken when reading started). */
+    public end: number,
+    private readonly progress: () => PartitionProgress,
+    private readonly fetchBytes: number,
+  ) {}
+
+  get partition(): number {
+    return this.layout.partition
+  }
+
+  /** The next waiting record below `end`, or undefined when there is none. */
+  async next(): Promise<KafkaRecord | undefined> {
+    for (;;) {
+      while (this.at < this.buffer.length) {
+        const record = this.buffer[this.at++]
+        if (record.offset >= this.end) {
+          this.drop()
+          this.position = this.end
+          return undefined
+        }
+        this.position = record.offset + 1
+        if (!this.progress().isDone(record.offset)) return record
+      }
+      if (this.buffer.length > 0) {
+        this.position = Math.max(this.position, this.afterBuffer)
+        this.drop()
+      }
+      // Jump over finished runs without fetching them.
+      this.position = this.progress().nextWaiting(this.position)
+      if (this.position >= this.end) return undefined
+      const result = await this.wire.fetch(this.topic, this.layout, this.position, this.fetchBytes)
+      if (result.outOfRange === true) {
+        // Retention deleted records while bq read: carry on from the new log start, if it moved.
+        const low = (await this.wire.watermarks(this.topic, [this.layout])).get(this.partition)?.low ?? this.position
+        if (low <= this.position) return undefined
+        this.position = low
+        continue
+      }
+      // Nothing visible below the bound (the rest is hidden, e.g. behind an open transaction): stop.
+      if (result.next <= this.position) return undefined
+      if (result.records.length === 0) {
+        this.position = result.next
+        continue
+      }
+      this.buffer = result.records
+      this.afterBuffer = result.next
+    }
+  }
+
+  private drop(): void {
+    this.buffer = []
+    this.at = 0
+  }
+}
+
+/** The waiting records of a whole topic, partition after partition (0, 1, …), each in offset order. */
+export class TopicScan {
+  private current = 0
+  /** How many records this scan has returned or skipped so far. */
+  index = 0
+
+  constructor(
+    private readonly readers: PartitionReader[],
+    /** Identifies the group state and log starts this scan was built on. */
+    readonly fingerprint: string,
+  ) {}
+
+  /** Lets a resumed scan see records appended since it started. */
+  extendTo(marks: Map<number, Watermarks>): void {
+    for (const reader of this.readers) {
+      const high = marks.get(reader.partition)?.high
+      if (high !== undefined && high > reader.end) reader.end = high
+    }
+  }
+
+  async next(): Promise<{partition: number; record: KafkaRecord} | undefined> {
+    while (this.current < this.readers.length) {
+      const reader = this.readers[this.current]
+      const record = await reader.next()
+      if (record !== undefined) {
+        this.index++
+        return {partition: reader.partition, record}
+      }
+      this.current++
+    }
+    return undefined
+  }
+}

@@ -1,0 +1,78 @@
+/**
+ * Kafka records ↔ bq messages: the §6 projection on the way out (value = body, `bq-` headers,
+ * timestamp = meta.created_at) and the display + inverse projection on the way in.
+ */
+import type {IHeaders, Message} from 'kafkajs'
+
+import {BYPASS_MARKER_VALUE} from '../shared/native-values.js'
+import {kafkaHeaders, kafkaNativeFields, kafkaTimestamp} from './binding.js'
+import {REPLAY_BYPASS_HEADER} from '../../envelope/fields.js'
+import type {BrokerMessage, OutgoingMessage} from '../adapter.js'
+import type {KafkaRecord} from './client/wire.js'
+
+/** The record bq produces for a message. A body that is not an envelope gets no `bq-` headers. */
+export function toKafkaMessage(message: OutgoingMessage): Message {
+  if (message.fields === null) {
+    return {value: message.body, ...(message.bypass ? {headers: {[REPLAY_BYPASS_HEADER]: BYPASS_MARKER_VALUE}} : {})}
+  }
+  return {value: message.body, headers: kafkaHeaders(message.fields, {bypass: message.bypass}), timestamp: kafkaTimestamp(message.fields)}
+}
+
+/** A record exactly as it was (key, value, every header, timestamp), for putting it back on its partition. */
+export function copyOfRecord(record: KafkaRecord, partition: number): Message {
+  return {partition, key: record.key, value: record.value, headers: record.headers as IHeaders, timestamp: String(record.timestamp)}
+}
+
+/** Most a record batch spends on one record besides its key, value and headers (kafka-batch-encoder.ts: length, attributes, deltas, length prefixes). */
+const RECORD_OVERHEAD = 26
+/** Most it spends on one header besides its name and value (two length prefixes). */
+const HEADER_OVERHEAD = 5
+
+/**
+ * Bytes a record takes in a record batch, for keeping batches under the broker's limit: exact up
+ * to the varint widths, which it takes at their widest; strings count one byte per character, so
+ * non-ASCII text can take more, and a batch the broker still finds too large is split.
+ */
+export function recordSize(message: Message): number {
+  let size = RECORD_OVERHEAD + lengthOf(message.value) + lengthOf(message.key)
+  const headers = message.headers
+  if (headers !== undefined) {
+    for (const name in headers) {
+      const value = headers[name]
+      if (Array.isArray(value)) for (const item of value) size += name.length + lengthOf(item) + HEADER_OVERHEAD
+      else size += name.length + lengthOf(value) + HEADER_OVERHEAD
+    }
+  }
+  return size
+}
+
+function lengthOf(value: Buffer | string | null | undefined): number {
+  return value === null || value === undefined ? 0 : value.length
+}
+
+/** `partition:offset`, the position bq shows for a record. */
+export function positionOf(partition: number, offset: number): string {
+  return `${partition}:${offset}`
+}
+
+/** A record as `bq peek` shows it: headers as strings, plus where it sits and its timestamp. */
+export function toBrokerMessage(topic: string, partition: number, record: KafkaRecord): BrokerMessage {
+  const headers: Record<string, string | string[]> = {}
+  for (const [name, value] of Object.entries(record.headers)) {
+    if (value === undefined) continue
+    headers[name] = Array.isArray(value) ? value.map(text) : text(value)
+  }
+  const native = kafkaNativeFields(record.headers)
+  if (Number.isSafeInteger(record.timestamp) && record.timestamp >= 0) native.createdAt = record.timestamp
+  return {
+    body: record.value,
+    headers: {topic, partition, offset: record.offset, timestamp: record.timestamp, key: record.key === null ? null : record.key.toString('utf8'), headers},
+    native,
+    enqueuedAt: record.timestamp,
+    position: positionOf(partition, record.offset),
+  }
+}
+
+function text(value: Buffer | string): string {
+  return typeof value === 'string' ? value : value.toString('utf8')
+}

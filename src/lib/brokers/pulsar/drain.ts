@@ -1,0 +1,163 @@
+/**
+ * A drain over one Pulsar topic through bq's own durable subscription (`bq-redrive` unless the
+ * URL names another), on the WebSocket consumer endpoint in pull mode: bq asks for exactly as
+ * many messages as `next` wants, so holding released messages never stalls delivery.
+ *
+ * - ack: the message is acknowledged on the subscription (call only after the target confirmed).
+ * - release: nothing is sent. The message stays un-acknowledged; when the consumer closes, the
+ *   broker keeps it in the subscription's backlog at its original position, and the next reader
+ *   or consumer gets it again. With the default Exclusive subscription its redelivery count does
+ *   not change (Pulsar counts redeliveries only on Shared subscriptions; with
+ *   `subscription_type=Shared` closing raises the count of every message still held).
+ * - crash: the socket drops, the broker closes the consumer and the same happens as for release:
+ *   nothing is staged anywhere, so `recover()` has nothing to do.
+ *
+ * The drain is bounded by the subscription's backlog when it started (and `max`). The WebSocket
+ * API does not confirm acknowledgements, so `close` waits until the broker reports the consumer
+ * gone: the proxy flushes its pending acknowledgements before it closes the consumer.
+ */
+import {BqError} from '../../errors.js'
+import type {DrainSession, ReservedMessage} from '../adapter.js'
+import type {PulsarAdmin} from './admin.js'
+import {decodeMessageId} from './message-id.js'
+import {notDueYet, toBrokerMessage} from './read.js'
+import type {PulsarTarget, Topic} from './url.js'
+import type {Inbox} from './websocket.js'
+import {checkBatch} from '../shared/check-arguments.js'
+
+/** How long `next` waits for a message the backlog says exists before it ends the drain. */
+export const DRAIN_IDLE_MS = 15_000
+/** How long `close` waits for the broker to see the consumer gone (and so its acks applied). */
+const CLOSE_SETTLE_MS = 20_000
+/** After the first message of a batch, how long `next` waits for each further one. */
+const BATCH_GAP_MS = 20
+
+interface Handle {
+  session: PulsarDrainSession
+  messageId: string
+  settled: boolean
+}
+
+export interface PulsarDrainInit {
+  inbox: Inbox
+  admin: PulsarAdmin
+  target: PulsarTarget
+  displayUrl: string
+  topic: Topic
+  /** Messages this run may take: the backlog at start, capped by max. */
+  limit: number
+  idleMs?: number
+  onClose(session: PulsarDrainSession): void
+}
+
+export class PulsarDrainSession implements DrainSession {
+  private taken = 0
+  /** Permits granted to the broker whose messages `next` has not taken yet (buffered or on their way). */
+  private permits = 0
+  /** Handed out and neither acknowledged nor released (for count()). */
+  outstanding = 0
+  private closed = false
+
+  constructor(private readonly init: PulsarDrainInit) {}
+
+  get topicFull(): string {
+    return this.init.topic.full
+  }
+
+  async next(max: number): Promise<ReservedMessage[]> {
+    this.checkOpen('next')
+    const want = Math.min(checkBatch(max), this.init.limit - this.taken)
+    if (want <= 0) return []
+    const {inbox} = this.init
+    // Granted permits cover both buffered messages and those still on their way.
+    const ask = want - this.permits
+    if (ask > 0) {
+      await inbox.send({type: 'permit', permitMessages: ask})
+      this.permits += ask
+    }
+    const out: ReservedMessage[] = []
+    while (out.length < want && this.taken < this.init.limit) {
+      // Wait long for the first message; after that only briefly, returning what has arrived.
+      const message = await inbox.receive(out.length === 0 ? (this.init.idleMs ?? DRAIN_IDLE_MS) : BATCH_GAP_MS)
+      if (message === undefined) {
+        if (out.length === 0) this.taken = this.init.limit // the backlog promised more than came: done
+        break
+      }
+      this.permits = Math.max(0, this.permits - 1)
+      this.taken++
+      // A message whose delivery is still delayed is not in the queue yet: leave it un-acked.
+      if (notDueYet(message)) continue
+      const handle: Handle = {session: this, messageId: message.messageId, settled: false}
+      out.push({...toBrokerMessage(message, decodeMessageId(message.messageId), this.init.target), handle})
+      this.outstanding++
+    }
+    // Ask for the next batch now, so it arrives while the caller publishes this one. Never beyond
+    // the drain's limit; what is prefetched and never handed out stays un-acknowledged.
+    const ahead = Math.min(want, this.init.limit - this.taken) - this.permits
+    if (ahead > 0 && out.length > 0) {
+      await inbox.send({type: 'permit', permitMessages: ahead})
+      this.permits += ahead
+    }
+    return out
+  }
+
+  async ack(messages: ReservedMessage[]): Promise<void> {
+    this.checkOpen('ack')
+    const handles = this.handles(messages)
+    for (const handle of handles) {
+      await this.init.inbox.send({messageId: handle.messageId})
+      handle.settled = true
+      this.outstanding--
+    }
+  }
+
+  async release(messages: ReservedMessage[]): Promise<void> {
+    this.checkOpen('release')
+    // Nothing goes to the broker: an un-acknowledged message returns when the consumer closes.
+    for (const handle of this.handles(messages)) {
+      handle.settled = true
+      this.outstanding--
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return
+    this.closed = true
+    try {
+      const failedBefore = this.init.inbox.error
+      await this.init.inbox.close()
+      if (failedBefore === undefined) await this.waitConsumerGone()
+    } finally {
+      this.outstanding = 0
+      this.init.onClose(this)
+    }
+  }
+
+  /** Resolves once the subscription has no consumer left; the proxy sent our acks before closing it. */
+  private async waitConsumerGone(): Promise<void> {
+    const {admin, topic, target} = this.init
+    const deadline = Date.now() + CLOSE_SETTLE_MS
+    for (;;) {
+      const stats = await admin.stats(topic, false)
+      const consumers = stats?.subscriptions?.[target.subscription]?.consumers ?? []
+      if (consumers.length === 0) return
+      if (Date.now() > deadline) {
+        throw new BqError(`the broker still lists a consumer on subscription ${target.subscription} of ${topic.local} ${CLOSE_SETTLE_MS / 1000}s after bq closed its drain; its acknowledgements may not be applied, so some moved messages may be redriven again (duplicates, nothing lost)`)
+      }
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    }
+  }
+
+  private handles(messages: ReservedMessage[]): Handle[] {
+    return messages.map((message) => {
+      const handle = message.handle as Handle | undefined
+      if (handle === undefined || handle.session !== this) throw new BqError('a message from another drain session was passed to this one')
+      if (handle.settled) throw new BqError(`message ${message.position ?? ''} was already acknowledged or released in this session`)
+      return handle
+    })
+  }
+
+  private checkOpen(what: string): void {
+    if (this.closed) throw new BqError(`cannot ${what}: the drain session of ${this.init.topic.local} is closed`)
+  }
+}

@@ -1,0 +1,442 @@
+/**
+ * RabbitMQ (AMQP 0-9-1) adapter: `amqp://user:pass@host:port/vhost`, `amqps://…`.
+ *
+ * Bodies travel byte for byte; the envelope fields ride AMQP properties and native-typed headers
+ * (bindings/rabbitmq.ts). Publishing uses a confirm channel and resolves only once the broker
+ * confirmed every message. Reading is built on consumers with manual acknowledgement, because
+ * AMQP 0-9-1 has no non-destructive read: see browse() and rabbitmq-drain.ts.
+ */
+import type {ChannelModel, ConfirmChannel, ConsumeMessage, Options} from 'amqplib'
+
+import {rabbitPublishOptions} from './binding.js'
+import {BYPASS_MARKER_VALUE} from '../shared/native-values.js'
+import {REPLAY_BYPASS_HEADER} from '../../envelope/fields.js'
+import {BqError, ConnectionError, UsageError, describeError} from '../../errors.js'
+import type {BrokerAdapter, BrokerMessage, BrowseOptions, Capabilities, DrainOptions, DrainSession, OutgoingMessage} from '../adapter.js'
+import {RabbitDrainSession, type DrainTuning} from './drain.js'
+import {probeQueue, type QueueFacts} from './probe.js'
+import {SerialLock} from '../shared/serial-lock.js'
+import {
+  AMQP_NOT_FOUND,
+  amqpCode,
+  brokerReason,
+  checkQueueName,
+  closeQuietly,
+  connectRabbit,
+  onceAny,
+  quietChannel,
+  toBrokerMessage,
+  waitUntilReady,
+  watchChannel,
+} from './support.js'
+
+export const RABBIT_CAPABILITIES: Capabilities = {
+  // A look is a delivery: the broker flags every message a browse hands back as `redelivered`
+  // (and a quorum queue would also move it and raise x-delivery-count, so browse refuses those).
+  truePeek: false,
+  headers: true,
+  // Delayed delivery needs the rabbitmq-delayed-message-exchange plugin, which bq does not assume.
+  delay: false,
+  // Dead-letter exchanges (x-dead-letter-exchange); their x-death header is decoded on read.
+  nativeDlq: true,
+  // A publish on one channel and an ack on another are two steps; AMQP 0-9-1 transactions do not
+  // make a consume+publish atomic either.
+  atomicMove: false,
+  // Classic queues keep order and put returned messages back in place. (Quorum queues, which
+  // browse refuses, return released messages ahead of the rest with x-delivery-count raised.)
+  ordered: true,
+}
+
+/** A browse that finds no delivery for this long asks the broker whether the queue has run dry. */
+const BROWSE_IDLE_CHECK_MS = 250
+/** …and gives up after this long if the broker keeps reporting ready messages that never come. */
+const BROWSE_MAX_IDLE_MS = 10_000
+const MAX_PREFETCH = 65_535
+
+export interface RabbitAdapterOptions {
+  /** Drain tuning, for tests and benchmarks. */
+  drain?: DrainTuning
+}
+
+type WatchedChannel = Awaited<ReturnType<typeof quietChannel>>
+
+export class RabbitAdapter implements BrokerAdapter {
+  readonly kind = 'amqp'
+  readonly capabilities = RABBIT_CAPABILITIES
+
+  private opsChannel: WatchedChannel | undefined
+  private confirmChannel: (ConfirmChannel & {bqClosedBecause?: string; bqClosed?: boolean}) | undefined
+  private readonly publishLock = new SerialLock()
+  private readonly opsLock = new SerialLock()
+  private readonly ensured = new Set<string>()
+  private readonly facts = new Map<string, QueueFacts>()
+  private readonly sessions = new Set<RabbitDrainSession>()
+  private lost: ConnectionError | undefined
+  private closed = false
+
+  constructor(
+    private readonly connection: ChannelModel,
+    private readonly url: URL,
+    readonly displayUrl: string,
+    private readonly options: RabbitAdapterOptions = {},
+  ) {
+    connection.on('close', (error?: unknown) => {
+      if (this.closed) return
+      this.lost ??= new ConnectionError(`the RabbitMQ connection to ${displayUrl} was lost${error ? ` (${brokerReason(error)})` : ''}`, error)
+    })
+  }
+
+  async publish(queue: string, messages: OutgoingMessage[]): Promise<void> {
+    checkQueueName(queue)
+    if (messages.some((message) => message.delayMs !== undefined && message.delayMs > 0)) {
+      throw new UsageError('RabbitMQ has no native delayed delivery without the delayed-message exchange plugin, which bq does not use: publish without --delay')
+    }
+    if (messages.length === 0) return
+    await this.ensureQueue(queue)
+    await this.publishLock.run(() => this.publishBatch(queue, messages))
+  }
+
+  async browse(queue: string, options: BrowseOptions): Promise<BrokerMessage[]> {
+    checkQueueName(queue)
+    const limit = Math.floor(options.limit)
+    const offset = Math.floor(options.offset ?? 0)
+    if (!(limit >= 0) || !(offset >= 0)) throw new UsageError(`browse needs a non-negative limit and offset, got limit=${options.limit} offset=${options.offset}`)
+    const ready = await this.readyCount(queue)
+    if (ready === undefined) return []
+    await this.requireClassic(queue, 'browse')
+    // Only as many as are there: never wait for messages that do not exist.
+    const want = Math.min(offset + limit, ready)
+    if (limit === 0 || want <= offset) return []
+    return this.take(queue, offset, want)
+  }
+
+  async count(queue: string): Promise<number> {
+    checkQueueName(queue)
+    return (await this.readyCount(queue)) ?? 0
+  }
+
+  async drain(queue: string, options: DrainOptions = {}): Promise<DrainSession> {
+    checkQueueName(queue)
+    this.assertOpen()
+    const connection = await connectRabbit(this.url, this.displayUrl, `drain ${queue}`)
+    try {
+      let channel = await quietChannel(connection)
+      let ready: number
+      let exists = true
+      try {
+        ready = (await channel.checkQueue(queue)).messageCount
+      } catch (error) {
+        if (amqpCode(error) !== AMQP_NOT_FOUND) throw error
+        ready = 0 // A queue that does not exist drains as empty.
+        exists = false
+        channel = await quietChannel(connection)
+      }
+      // Probed even when it reports 0 ready: a stream always does.
+      if (exists) {
+        const facts = await this.queueFacts(queue, connection)
+        if (facts?.type === 'stream') {
+          throw new BqError(`RabbitMQ queue "${queue}" is a stream: consuming a stream does not remove messages, so bq cannot drain (redrive) it`, {code: 'unsupported-queue'})
+        }
+        if (facts === undefined || (facts.type !== 'classic' && facts.type !== 'quorum')) {
+          throw new BqError(`bq could not determine the type of RabbitMQ queue "${queue}"${facts ? ` (${facts.type})` : ''}, so it does not drain it: only classic and quorum queues hand back released messages safely`, {code: 'unsupported-queue'})
+        }
+      }
+      const max = options.max !== undefined && options.max > 0 ? Math.floor(options.max) : 0
+      const limit = max > 0 ? Math.min(max, ready) : ready
+      const session: RabbitDrainSession = new RabbitDrainSession(connection, channel, queue, this.displayUrl, limit, this.options.drain, () => this.sessions.delete(session))
+      this.sessions.add(session)
+      return session
+    } catch (error) {
+      await connection.close().catch(() => undefined)
+      throw this.mapError(`drain "${queue}"`, error)
+    }
+  }
+
+  /** The broker hands un-acked messages back itself when a consumer's connection dies. */
+  async recover(queue: string): Promise<number> {
+    checkQueueName(queue)
+    return 0
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return
+    this.closed = true
+    for (const session of [...this.sessions]) await session.close().catch(() => undefined)
+    await closeQuietly(this.confirmChannel)
+    await closeQuietly(this.opsChannel)
+    this.confirmChannel = undefined
+    this.opsChannel = undefined
+    try {
+      await this.connection.close()
+    } catch {
+      // Already closed (lost, or closed twice).
+    }
+  }
+
+  /** The queue type as probed (cached: a queue's type cannot change without deleting it). */
+  async queueType(queue: string): Promise<string | undefined> {
+    return (await this.queueFacts(queue))?.type
+  }
+
+  // ── publishing ────────────────────────────────────────────────────────────────────────────
+
+  private async publishBatch(queue: string, messages: OutgoingMessage[]): Promise<void> {
+    const channel = await this.getConfirmChannel()
+    let returned = 0
+    const onReturn = () => {
+      returned++
+    }
+    // mandatory + this listener: a message the default exchange cannot route (the queue was
+    // deleted after it was checked) comes back instead of being confirmed and silently dropped.
+    channel.on('return', onReturn)
+    try {
+      const failures: unknown[] = []
+      let pending = 0
+      let sent = 0
+      let sending = true
+      let settle: () => void = () => undefined
+      const allConfirmed = new Promise<void>((resolve) => {
+        settle = resolve
+      })
+      // Every sent message gets exactly one verdict: ack, nack, or 'channel closed' from amqplib.
+      const onConfirm = (error: unknown) => {
+        if (error !== null && error !== undefined) failures.push(error)
+        pending--
+        if (pending === 0 && !sending) settle()
+      }
+      for (const message of messages) {
+        if (channel.bqClosed) break
+        let writable: boolean
+        try {
+          pending++
+          sent++
+          writable = channel.sendToQueue(queue, message.body, this.publishOptions(message), onConfirm)
+        } catch (error) {
+          // amqplib throws synchronously once the channel is closed; nothing was sent for this one.
+          pending--
+          sent--
+          failures.push(error)
+          break
+        }
+        // Backpressure: amqplib buffers without bound; wait for the socket to drain.
+        if (!writable && !channel.bqClosed) await onceAny(channel, ['drain', 'close'])
+      }
+      sending = false
+      if (sent < messages.length) {
+        // The loop stopped early: wait for the broker's verdict on what did go out, then fail.
+        if (pending > 0) await allConfirmed
+        const detail = `${sent} of ${messages.length} messages were sent and none of the batch counts as published`
+        if (this.lost !== undefined) throw new ConnectionError(`${this.lost.message} while publishing to "${queue}": ${detail}`, this.lost.cause)
+        throw new BqError(`RabbitMQ closed the channel while publishing to "${queue}": ${detail}${channel.bqClosedBecause ? ` (${channel.bqClosedBecause})` : ''}`, {code: 'publish-failed', cause: failures[0]})
+      }
+      if (pending > 0) await allConfirmed
+      if (failures.length > 0) {
+        const detail = `${failures.length} of ${messages.length} messages were not confirmed and none of the batch counts as published`
+        if (this.lost !== undefined) throw new ConnectionError(`${this.lost.message} while publishing to "${queue}": ${detail}`, this.lost.cause)
+        const reason = channel.bqClosedBecause ?? describeError(failures[0])
+        throw new BqError(`RabbitMQ did not confirm ${failures.length} of ${messages.length} messages published to "${queue}" (${reason}); the batch is not published`, {code: 'publish-failed', cause: failures[0]})
+      }
+      if (returned > 0) {
+        this.ensured.delete(queue)
+        throw new BqError(`RabbitMQ could not route ${returned} of ${messages.length} messages to queue "${queue}" (was it deleted?); the batch is not published`, {code: 'publish-failed'})
+      }
+    } catch (error) {
+      throw this.mapError(`publish to "${queue}"`, error)
+    } finally {
+      channel.removeListener('return', onReturn)
+      if (channel.bqClosed && this.confirmChannel === channel) this.confirmChannel = undefined
+    }
+  }
+
+  private publishOptions(message: OutgoingMessage): Options.Publish {
+    if (message.fields !== null) return {...rabbitPublishOptions(message.fields, {bypass: message.bypass}), mandatory: true}
+    // Not a decodable envelope (a poison body being moved): the bytes, durable, nothing projected.
+    const options: Options.Publish = {contentType: 'application/json', persistent: true, mandatory: true}
+    if (message.bypass) options.headers = {[REPLAY_BYPASS_HEADER]: BYPASS_MARKER_VALUE}
+    return options
+  }
+
+  private async getConfirmChannel(): Promise<ConfirmChannel & {bqClosedBecause?: string; bqClosed?: boolean}> {
+    this.assertOpen()
+    if (this.confirmChannel !== undefined && !this.confirmChannel.bqClosed) return this.confirmChannel
+    try {
+      const channel = (await this.connection.createConfirmChannel()) as ConfirmChannel & {bqClosedBecause?: string; bqClosed?: boolean}
+      watchChannel(channel)
+      this.confirmChannel = channel
+      return channel
+    } catch (error) {
+      throw this.mapError('open a publishing channel', error)
+    }
+  }
+
+  /**
+   * Declares a missing queue durable; an existing queue is only checked (passively), never
+   * re-declared, so its arguments (type, dead-lettering, limits) are left exactly as they are.
+   */
+  private async ensureQueue(queue: string): Promise<void> {
+    if (this.ensured.has(queue)) return
+    const ready = await this.readyCount(queue)
+    if (ready === undefined) {
+      await this.withOps(`declare queue "${queue}"`, (channel) => channel.assertQueue(queue, {durable: true}))
+    }
+    this.ensured.add(queue)
+  }
+
+  // ── reading ───────────────────────────────────────────────────────────────────────────────
+
+  /** Ready messages in a queue, or undefined when it does not exist. */
+  private async readyCount(queue: string): Promise<number | undefined> {
+    try {
+      return await this.withOps(`check queue "${queue}"`, async (channel) => (await channel.checkQueue(queue)).messageCount, true)
+    } catch (error) {
+      if (error instanceof NotFound) return undefined
+      throw error
+    }
+  }
+
+  private async queueFacts(queue: string, connection: ChannelModel = this.connection): Promise<QueueFacts | undefined> {
+    const known = this.facts.get(queue)
+    if (known !== undefined) return known
+    const facts = await probeQueue(connection, queue)
+    if (facts !== undefined) this.facts.set(queue, facts)
+    return facts
+  }
+
+  /**
+   * Browsing takes messages and hands them all back. Only a classic queue puts them back where
+   * they were; a quorum queue would return them with x-delivery-count raised (which counts
+   * toward its delivery limit) and a stream is not consumed this way at all. So the type is
+   * found first (rabbitmq-probe.ts), without touching a message.
+   */
+  private async requireClassic(queue: string, action: string): Promise<void> {
+    let facts: QueueFacts | undefined
+    try {
+      facts = await this.queueFacts(queue)
+    } catch (error) {
+      throw this.mapError(`inspect queue "${queue}"`, error)
+    }
+    if (facts?.type === 'classic') return
+    if (facts?.type === 'quorum') {
+      throw new BqError(`bq cannot ${action} RabbitMQ quorum queue "${queue}" without changing it: AMQP has no non-destructive read, and a quorum queue returns a looked-at message with its x-delivery-count raised (counting toward the delivery limit) and possibly out of order. Use the management UI, or drain it with a redrive`, {code: 'unsupported-queue'})
+    }
+    if (facts?.type === 'stream') {
+      throw new BqError(`bq cannot ${action} RabbitMQ stream "${queue}": streams are read with offset-based consumers, which bq does not implement`, {code: 'unsupported-queue'})
+    }
+    throw new BqError(`bq could not determine the type of RabbitMQ queue "${queue}"${facts ? ` ("${facts.type}")` : ''} and only ${action}s classic queues, where returned messages keep their positions`, {code: 'unsupported-queue'})
+  }
+
+  /**
+   * Consumes the first `want` messages without acking any, keeps those from `offset` on, then
+   * hands every one back (nack with requeue, then channel close): a classic queue restores them
+   * to their original positions, flagged `redelivered`. Nothing is acked, so each consumer's
+   * prefetch is an exact cap; beyond 65,535 (the largest prefetch) a fresh consumer continues.
+   */
+  private async take(queue: string, offset: number, want: number): Promise<BrokerMessage[]> {
+    this.assertOpen()
+    let channel: WatchedChannel
+    try {
+      channel = await quietChannel(this.connection)
+    } catch (error) {
+      throw this.mapError(`browse "${queue}"`, error)
+    }
+    const found: BrokerMessage[] = []
+    let seen = 0
+    let wake: (() => void) | undefined
+    let cancelledByBroker = false
+    try {
+      while (seen < want) {
+        const prefetch = Math.min(MAX_PREFETCH, want - seen)
+        const capAt = seen + prefetch
+        await channel.prefetch(prefetch, false)
+        const onMessage = (message: ConsumeMessage | null) => {
+          if (message === null) {
+            cancelledByBroker = true
+          } else {
+            const index = seen++
+            if (index >= offset) found.push(toBrokerMessage(message, String(index)))
+          }
+          wake?.()
+        }
+        const {consumerTag} = await channel.consume(queue, onMessage, {noAck: false})
+        let idleSince = Date.now()
+        while (seen < capAt && !cancelledByBroker && !channel.bqClosed) {
+          const before = seen
+          await new Promise<void>((resolve) => {
+            const timer = setTimeout(() => resolve(), BROWSE_IDLE_CHECK_MS)
+            wake = () => {
+              clearTimeout(timer)
+              resolve()
+            }
+          })
+          wake = undefined
+          if (seen > before) {
+            idleSince = Date.now()
+            continue
+          }
+          const ready = (await channel.checkQueue(queue)).messageCount
+          // The queue answers that ahead of pending work; a channel-local round trip (answered
+          // after the channel wrote the deliveries queued before it) lets late deliveries in.
+          await channel.prefetch(prefetch, false)
+          if (seen === before && (ready === 0 || Date.now() - idleSince >= BROWSE_MAX_IDLE_MS)) break
+        }
+        if (!cancelledByBroker) await channel.cancel(consumerTag)
+        if (seen < capAt) break
+      }
+    } catch (error) {
+      throw this.mapError(`browse "${queue}"`, channel.bqClosedBecause ? new Error(channel.bqClosedBecause) : error)
+    } finally {
+      if (!channel.bqClosed) {
+        try {
+          const readyBefore = (await channel.checkQueue(queue)).messageCount
+          channel.nackAll(true)
+          await waitUntilReady(channel, queue, readyBefore + seen)
+        } catch {
+          // Closing the channel below requeues them as well.
+        }
+      }
+      await closeQuietly(channel)
+    }
+    if (cancelledByBroker) throw new BqError(`RabbitMQ cancelled the browse of queue "${queue}" (was it deleted?)`, {code: 'consumer-cancelled'})
+    return found
+  }
+
+  // ── channels and errors ───────────────────────────────────────────────────────────────────
+
+  /**
+   * Runs a queue-level method on the shared operations channel. A failed passive declare makes
+   * the broker close that channel, so a closed channel is replaced on the next call.
+   */
+  private async withOps<T>(action: string, task: (channel: WatchedChannel) => Promise<T>, notFoundIsValue = false): Promise<T> {
+    return this.opsLock.run(async () => {
+      this.assertOpen()
+      try {
+        if (this.opsChannel === undefined || this.opsChannel.bqClosed) this.opsChannel = await quietChannel(this.connection)
+        return await task(this.opsChannel)
+      } catch (error) {
+        if (notFoundIsValue && (amqpCode(error) === AMQP_NOT_FOUND || /NOT_FOUND/.test(this.opsChannel?.bqClosedBecause ?? ''))) throw new NotFound()
+        throw this.mapError(action, error)
+      }
+    })
+  }
+
+  private assertOpen(): void {
+    if (this.lost !== undefined) throw this.lost
+    if (this.closed) throw new BqError(`the RabbitMQ adapter for ${this.displayUrl} is closed`, {code: 'adapter-closed'})
+  }
+
+  /** Every failure leaves as one BqError line; a dead connection is a ConnectionError (exit 4). */
+  private mapError(action: string, error: unknown): BqError {
+    if (error instanceof BqError) return error
+    if (this.lost !== undefined) return this.lost
+    return new BqError(`RabbitMQ could not ${action} on ${this.displayUrl}: ${brokerReason(error)}`, {cause: error})
+  }
+}
+
+class NotFound extends Error {}
+
+/** The registry's entry point: connects (failing fast with a ConnectionError) and returns the adapter. */
+export async function createRabbitAdapter(url: URL, displayUrl: string, options: RabbitAdapterOptions = {}): Promise<BrokerAdapter> {
+  if (url.protocol !== 'amqp:' && url.protocol !== 'amqps:') throw new UsageError(`${displayUrl} is not an amqp:// or amqps:// URL`)
+  const connection = await connectRabbit(url, displayUrl, 'adapter')
+  return new RabbitAdapter(connection, url, displayUrl, options)
+}

@@ -1,0 +1,240 @@
+/**
+ * Plumbing shared by the RabbitMQ adapter and its drain sessions: connecting, channels that never
+ * raise unhandled 'error' events, AMQP error codes, and turning a delivery into a BrokerMessage.
+ */
+import amqp from 'amqplib'
+import type {Channel, ChannelModel, Message} from 'amqplib'
+
+import {rabbitNativeFields} from './binding.js'
+import {carried, epochMillis, nativeText, nonNegativeInt} from '../shared/native-values.js'
+import type {NativeFields} from '../../envelope/fields.js'
+import {BqError, ConnectionError, describeError} from '../../errors.js'
+import type {BrokerMessage} from '../adapter.js'
+import {scrubSecrets} from '../shared/redact.js'
+
+/** AMQP reply codes bq reacts to. */
+export const AMQP_NOT_FOUND = 404
+export const AMQP_RESOURCE_LOCKED = 405
+export const AMQP_PRECONDITION_FAILED = 406
+export const AMQP_ACCESS_REFUSED = 403
+
+/** A queue name the broker accepts: a non-empty shortstr (at most 255 bytes). */
+export function checkQueueName(queue: string): void {
+  if (typeof queue !== 'string' || queue === '') throw new BqError('a RabbitMQ queue name must not be empty', {code: 'usage', exitCode: 2})
+  if (Buffer.byteLength(queue, 'utf8') > 255) throw new BqError(`RabbitMQ queue names are at most 255 bytes: "${queue.slice(0, 40)}…"`, {code: 'usage', exitCode: 2})
+}
+
+/** The AMQP reply code amqplib attached to an error (channel or connection close), if any. */
+export function amqpCode(error: unknown): number | undefined {
+  const code = (error as {code?: unknown} | null | undefined)?.code
+  return typeof code === 'number' ? code : undefined
+}
+
+/**
+ * The broker's own words from an amqplib error, on one line: amqplib wraps them as
+ * `Operation failed: X; 406 (PRECONDITION-FAILED) with message "PRECONDITION_FAILED - …"`.
+ */
+export function brokerReason(error: unknown): string {
+  const text = describeError(error)
+  const quoted = /with message "(.*)"\s*$/s.exec(text)
+  return (quoted ? quoted[1] : text).replace(/\s+/g, ' ').trim()
+}
+
+/** Connects with Nagle off (amqplib leaves it on, which stalls every round trip by ~40 ms). */
+export async function connectRabbit(url: URL, displayUrl: string, purpose: string): Promise<ChannelModel> {
+  let connection: ChannelModel
+  try {
+    connection = await amqp.connect(url.href, {
+      noDelay: true,
+      timeout: 10_000,
+      clientProperties: {connection_name: `bq ${purpose}`},
+    })
+  } catch (error) {
+    // amqplib's messages do not echo the password, but scrub it anyway: a URL-encoded or raw
+    // secret must never reach a terminal.
+    const secrets = [url.password, safeDecode(url.password)]
+    const reason = scrubSecrets(connectFailureReason(error), secrets)
+    throw new ConnectionError(`cannot connect to RabbitMQ at ${displayUrl}: ${reason}`, error)
+  }
+  // A connection-level failure is also reported by 'close' (with the error), which the owners
+  // watch; this listener only keeps an 'error' event from being unhandled.
+  connection.on('error', () => undefined)
+  return connection
+}
+
+function connectFailureReason(error: unknown): string {
+  const code = amqpCode(error)
+  const errno = (error as NodeJS.ErrnoException | undefined)?.code
+  if (code === AMQP_ACCESS_REFUSED || /ACCESS[-_]REFUSED/.test(describeError(error))) return 'the broker refused the credentials (ACCESS_REFUSED)'
+  if (/NOT[-_]ALLOWED/.test(describeError(error)) && /vhost/i.test(describeError(error))) return `the virtual host does not exist or is not allowed (${brokerReason(error)})`
+  if (typeof errno === 'string') return `${errno} (${describeError(error)})`
+  return brokerReason(error)
+}
+
+function safeDecode(text: string): string {
+  try {
+    return decodeURIComponent(text)
+  } catch {
+    return text
+  }
+}
+
+/**
+ * Opens a channel whose 'error' events are consumed. amqplib emits 'error' on a channel the broker
+ * closes (a failed passive declare, for one); an unheard 'error' event would kill the process.
+ * The reason is kept on the channel for the next caller.
+ */
+export async function quietChannel(connection: ChannelModel): Promise<Channel & {bqClosedBecause?: string; bqClosed?: boolean}> {
+  const channel = (await connection.createChannel()) as Channel & {bqClosedBecause?: string; bqClosed?: boolean}
+  watchChannel(channel)
+  return channel
+}
+
+/** Attaches the 'error'/'close' bookkeeping described on quietChannel. */
+export function watchChannel(channel: Channel & {bqClosedBecause?: string; bqClosed?: boolean}): void {
+  channel.on('error', (error: unknown) => {
+    channel.bqClosedBecause = brokerReason(error)
+  })
+  channel.on('close', () => {
+    channel.bqClosed = true
+  })
+}
+
+/** Closes a channel, ignoring that it may be closed already. */
+export async function closeQuietly(channel: Channel | undefined): Promise<void> {
+  if (channel === undefined) return
+  try {
+    await channel.close()
+  } catch {
+    // Already closed by the broker or with the connection: nothing left to release.
+  }
+}
+
+/** A value amqplib decoded from a field table, made JSON-friendly for `bq peek --headers`. */
+export function jsonFriendly(value: unknown): unknown {
+  if (value === null || value === undefined) return value ?? null
+  if (Buffer.isBuffer(value) || value instanceof Uint8Array) return Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('utf8')
+  if (typeof value === 'bigint') return Number.isSafeInteger(Number(value)) ? Number(value) : value.toString()
+  if (typeof value === 'number') return Number.isFinite(value) ? value : String(value)
+  if (value instanceof Date) return value.toISOString()
+  if (Array.isArray(value)) return value.map(jsonFriendly)
+  if (typeof value === 'object') {
+    const typed = value as {'!'?: unknown; value?: unknown}
+    // amqplib's typed-value form: timestamps (Unix seconds) and decimals keep their type tag.
+    if (typeof typed['!'] === 'string' && 'value' in typed) {
+      if (typed['!'] === 'timestamp') {
+        const seconds = Number(typed.value)
+        return Number.isFinite(seconds) ? new Date(seconds * 1000).toISOString() : jsonFriendly(typed.value)
+      }
+      if (typed['!'] === 'decimal') {
+        const decimal = typed.value as {places?: number; digits?: number}
+        if (typeof decimal?.places === 'number' && typeof decimal.digits === 'number') return decimal.digits / 10 ** decimal.places
+      }
+      return jsonFriendly(typed.value)
+    }
+    return Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([key, inner]) => [key, jsonFriendly(inner)]))
+  }
+  return value
+}
+
+/** Unix seconds from an AMQP timestamp as amqplib decodes it (a number, or `{'!':'timestamp'}`). */
+function amqpSeconds(value: unknown): number | undefined {
+  if (value !== null && typeof value === 'object' && '!' in value && 'value' in value) return amqpSeconds((value as {value: unknown}).value)
+  return nonNegativeInt(value)
+}
+
+/**
+ * What RabbitMQ's dead-letter exchange recorded. `x-death` is a list, most recent death first;
+ * each entry names the queue the message died in, why (`rejected`, `expired`, `maxlen`,
+ * `delivery_limit`) and when (an AMQP timestamp, whole seconds).
+ */
+export function decodeXDeath(headers: Record<string, unknown>): NativeFields['nativeDeadLetter'] | undefined {
+  const deaths = headers['x-death']
+  const latest = Array.isArray(deaths) && deaths[0] !== null && typeof deaths[0] === 'object' ? (deaths[0] as Record<string, unknown>) : undefined
+  const reason = nativeText(latest?.reason) ?? nativeText(headers['x-first-death-reason'])
+  const originalQueue = nativeText(latest?.queue) ?? nativeText(headers['x-first-death-queue'])
+  const seconds = amqpSeconds(latest?.time)
+  const failedAt = seconds === undefined ? undefined : epochMillis(seconds * 1000)
+  if (reason === undefined && originalQueue === undefined && failedAt === undefined) return undefined
+  return carried({reason, originalQueue, failedAt})
+}
+
+/** AMQP property names as the spec spells them, for display. */
+const PROPERTY_NAMES: Array<[keyof Message['properties'], string]> = [
+  ['contentType', 'content_type'],
+  ['contentEncoding', 'content_encoding'],
+  ['deliveryMode', 'delivery_mode'],
+  ['priority', 'priority'],
+  ['correlationId', 'correlation_id'],
+  ['replyTo', 'reply_to'],
+  ['expiration', 'expiration'],
+  ['messageId', 'message_id'],
+  ['timestamp', 'timestamp'],
+  ['type', 'type'],
+  ['userId', 'user_id'],
+  ['appId', 'app_id'],
+  ['clusterId', 'cluster_id'],
+]
+
+/**
+ * A delivery as bq shows it. `redelivered` is true for every message a browse or an earlier
+ * drain handed back: RabbitMQ has no non-destructive read, so the flag is the trace a look leaves.
+ */
+export function toBrokerMessage(message: Message, position: string): BrokerMessage {
+  const properties = message.properties
+  const rawHeaders = (properties.headers ?? {}) as Record<string, unknown>
+  const shown: Record<string, unknown> = {}
+  for (const [key, name] of PROPERTY_NAMES) {
+    const value = properties[key]
+    if (value !== undefined && value !== null) shown[name] = jsonFriendly(value)
+  }
+  shown.headers = jsonFriendly(rawHeaders)
+  shown.redelivered = message.fields.redelivered
+  shown.exchange = message.fields.exchange
+  shown.routing_key = message.fields.routingKey
+
+  const native: NativeFields = {...rabbitNativeFields(properties)}
+  // Quorum queues count returns in x-delivery-count (0 on a first delivery); classic queues only flag `redelivered`.
+  const deliveryCount = nonNegativeInt(rawHeaders['x-delivery-count'])
+  if (deliveryCount !== undefined) native.deliveryCount = deliveryCount
+  const deadLetter = decodeXDeath(rawHeaders)
+  if (deadLetter !== undefined) native.nativeDeadLetter = deadLetter
+
+  const result: BrokerMessage = {body: message.content, headers: shown, native, position}
+  // RabbitMQ stamps no enqueue time itself; the message-timestamp plugin adds `timestamp_in_ms`,
+  // else the publisher's `timestamp` property (whole seconds) is the best there is.
+  const enqueuedAt = nonNegativeInt(rawHeaders.timestamp_in_ms) ?? (amqpSeconds(properties.timestamp) !== undefined ? amqpSeconds(properties.timestamp)! * 1000 : undefined)
+  if (enqueuedAt !== undefined) result.enqueuedAt = enqueuedAt
+  return result
+}
+
+/** Waits for one of several events on an emitter, then detaches every listener it attached. */
+export function onceAny(emitter: NodeJS.EventEmitter, events: string[]): Promise<string> {
+  return new Promise((resolve) => {
+    const handlers = events.map((event) => {
+      const handler = () => {
+        for (const [name, fn] of handlers) emitter.removeListener(name, fn)
+        resolve(event)
+      }
+      return [event, handler] as const
+    })
+    for (const [name, fn] of handlers) emitter.once(name, fn)
+  })
+}
+
+/**
+ * After a requeue, waits (bounded) until the queue shows the returned messages as ready.
+ * RabbitMQ applies a requeue asynchronously, and a classic queue answers a passive declare ahead
+ * of work already queued (it prioritises that query), so straight after `nack` or a channel close a
+ * count can be short by thousands for a moment (measured: 20,000 requeued took ~0.8 s to show).
+ * An operator who counts right after a redrive must not see messages "missing". Other consumers
+ * may take messages meanwhile, hence the time bound instead of an exact wait.
+ */
+export async function waitUntilReady(channel: Channel, queue: string, atLeast: number, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    const ready = (await channel.checkQueue(queue)).messageCount
+    if (ready >= atLeast || Date.now() >= deadline) return
+    await new Promise((resolve) => setTimeout(resolve, 25))
+  }
+}

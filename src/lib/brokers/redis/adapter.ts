@@ -1,0 +1,236 @@
+/**
+ * Redis reliable-list adapter (ioredis). A queue is the list `<prefix><queue>`; producers
+ * RPUSH, consumers move from the head into `<list>:processing`. Bodies are Buffers end to end
+ * so they stay byte-exact. Redis lists carry no metadata, so headers are always empty.
+ */
+import {Redis} from 'ioredis'
+
+import {BqError, ConnectionError, UsageError, describeError} from '../../errors.js'
+import type {BrokerAdapter, BrokerMessage, BrowseOptions, Capabilities, DrainOptions, DrainSession, OutgoingMessage} from '../adapter.js'
+import {scrubSecrets} from '../shared/redact.js'
+import {RedisDrainSession, chunks, recoverAll, type RedisKeys} from './drain.js'
+import {DEFAULT_LOCK_TTL_MS, DrainLock} from './lock.js'
+import {parseRedisUrl} from './url.js'
+import {checkBrowse, checkQueue} from '../shared/check-arguments.js'
+
+const CAPABILITIES: Capabilities = {truePeek: true, headers: false, delay: false, nativeDlq: false, atomicMove: true}
+
+/** RPUSH commands sent per pipeline round trip (each carries up to SCRIPT_BATCH bodies). */
+const PIPELINE_COMMANDS = 64
+
+export interface RedisAdapterOptions {
+  /** How long a drain lock outlives a run that stopped refreshing it (tests shorten it). */
+  lockTtlMs?: number
+  /** Connect timeout in ms. */
+  connectTimeoutMs?: number
+  /** The name this connection shows in CLIENT LIST (default `bq`). */
+  connectionName?: string
+}
+
+/** Connects (failing fast with a ConnectionError) and returns the adapter. */
+export async function createRedisAdapter(url: URL, displayUrl: string, options: RedisAdapterOptions = {}): Promise<BrokerAdapter> {
+  const target = parseRedisUrl(url, displayUrl)
+  const client = new Redis({
+    ...target.connection,
+    lazyConnect: true,
+    connectionName: options.connectionName ?? 'bq',
+    connectTimeout: options.connectTimeoutMs ?? 5000,
+    // A CLI run does not reconnect or replay commands behind the caller's back: a resent RPUSH
+    // could duplicate messages. A dropped connection fails the operation; drains are recoverable.
+    retryStrategy: () => null,
+    autoResendUnfulfilledCommands: false,
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+  })
+  let lastError: unknown
+  client.on('error', (error: unknown) => {
+    lastError = error
+  })
+  try {
+    await client.connect()
+  } catch (error) {
+    client.disconnect()
+    throw new ConnectionError(`cannot connect to ${displayUrl}: ${connectReason(lastError ?? error, target.secrets)}`, lastError ?? error)
+  }
+  return new RedisAdapter(client, displayUrl, target.prefix, target.secrets, options.lockTtlMs ?? DEFAULT_LOCK_TTL_MS, target.bypassTtlSeconds)
+}
+
+/** A short, secret-free reason for a failed connection. */
+function connectReason(error: unknown, secrets: string[]): string {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code
+  const message = describeError(error)
+  if (code === 'ECONNREFUSED') return 'connection refused'
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return 'host not found'
+  if (code === 'ETIMEDOUT') return 'timed out'
+  if (/WRONGPASS|NOAUTH|invalid password|AUTH/i.test(message)) return `authentication failed (${scrubSecrets(message, secrets)})`
+  return scrubSecrets(message, secrets)
+}
+
+class RedisAdapter implements BrokerAdapter {
+  readonly kind = 'redis'
+  readonly capabilities: Capabilities
+  private readonly sessions = new Set<RedisDrainSession>()
+  private closed = false
+
+  constructor(
+    private readonly client: Redis,
+    readonly displayUrl: string,
+    private readonly prefix: string,
+    private readonly secrets: string[],
+    private readonly lockTtlMs: number,
+    private readonly bypassTtlSeconds?: number,
+  ) {
+    this.capabilities = {...CAPABILITIES, bypassMarker: bypassTtlSeconds !== undefined}
+  }
+
+  /** Writes the opt-in replay-marker keys (see redis-url.ts) for the messages that ask for one. */
+  async markBypass(messages: OutgoingMessage[]): Promise<void> {
+    if (this.bypassTtlSeconds === undefined) return
+    const marked = messages.filter((message) => message.bypass && message.fields?.id)
+    if (marked.length === 0) return
+    const pipeline = this.client.pipeline()
+    for (const message of marked) pipeline.set(`${this.prefix}bq-replay-bypass:${message.fields?.id}`, '1', 'EX', this.bypassTtlSeconds)
+    try {
+      for (const [error] of (await pipeline.exec()) ?? []) if (error) throw error
+    } catch (error) {
+      throw this.wrap('write replay-bypass markers', error)
+    }
+  }
+
+  async publish(queue: string, messages: OutgoingMessage[]): Promise<void> {
+    const key = this.key(queue)
+    for (const message of messages) {
+      if ((message.delayMs ?? 0) > 0) throw new UsageError(`${this.displayUrl}: Redis lists have no delayed delivery`)
+    }
+    // Markers first: a marker without its message is harmless (it expires); the reverse is not.
+    await this.markBypass(messages)
+    const batches = chunks(messages, (message) => message.body.length)
+    let accepted = 0
+    for (let start = 0; start < batches.length; start += PIPELINE_COMMANDS) {
+      const pipeline = this.client.pipeline()
+      const round = batches.slice(start, start + PIPELINE_COMMANDS)
+      for (const batch of round) pipeline.rpush(key, ...batch.map((message) => message.body))
+      let results: Array<[Error | null, unknown]> | null
+      try {
+        results = await pipeline.exec()
+      } catch (error) {
+        throw this.wrap(`publish to ${queue} (${accepted} of ${messages.length} confirmed)`, error)
+      }
+      // Every RPUSH must have answered with the new length; anything else is a failure.
+      for (let i = 0; i < round.length; i++) {
+        const [error, reply] = results?.[i] ?? [new Error('no reply'), undefined]
+        if (error !== null || typeof reply !== 'number') {
+          throw this.wrap(`publish to ${queue} (${accepted} of ${messages.length} confirmed)`, error ?? new Error(`unexpected reply ${String(reply)}`))
+        }
+        accepted += round[i].length
+      }
+    }
+  }
+
+  async browse(queue: string, options: BrowseOptions): Promise<BrokerMessage[]> {
+    const key = this.key(queue)
+    const {limit, offset} = checkBrowse(options)
+    if (limit === 0) return []
+    try {
+      const bodies = await this.client.lrangeBuffer(key, offset, offset + limit - 1)
+      return bodies.map((body, i) => ({body, headers: {}, native: {}, position: String(offset + i)}))
+    } catch (error) {
+      throw this.wrap(`browse ${queue}`, error)
+    }
+  }
+
+  async count(queue: string): Promise<number> {
+    const key = this.key(queue)
+    try {
+      return await this.client.llen(key)
+    } catch (error) {
+      throw this.wrap(`count ${queue}`, error)
+    }
+  }
+
+  async drain(queue: string, options: DrainOptions = {}): Promise<DrainSession> {
+    const keys = this.keys(queue)
+    const max = options.max ?? 0
+    if (!Number.isSafeInteger(max) || max < 0) throw new UsageError(`drain max must be a non-negative integer, got ${max}`)
+    const lock = await this.lock(queue, keys)
+    let limit: number
+    try {
+      // A run that crashed left its reservations behind: put them back before counting.
+      await recoverAll(this.client, keys, lock.key, lock.token, (what, error) => this.wrap(what, error))
+      // The drain never takes more than what was there at start.
+      limit = await this.client.llen(keys.list)
+    } catch (error) {
+      await lock.release().catch(() => undefined)
+      throw this.wrap(`start draining ${queue}`, error)
+    }
+    if (max > 0) limit = Math.min(limit, max)
+    const session = new RedisDrainSession({
+      client: this.client,
+      queue,
+      keys,
+      lock,
+      limit,
+      prefix: this.prefix,
+      markBypass: (messages) => this.markBypass(messages),
+      wrap: (what, error) => this.wrap(what, error),
+      onClose: (closing) => this.sessions.delete(closing),
+    })
+    this.sessions.add(session)
+    return session
+  }
+
+  async recover(queue: string): Promise<number> {
+    const keys = this.keys(queue)
+    const lock = await this.lock(queue, keys)
+    try {
+      return await recoverAll(this.client, keys, lock.key, lock.token, (what, error) => this.wrap(what, error))
+    } finally {
+      await lock.release().catch(() => undefined)
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return
+    this.closed = true
+    try {
+      for (const session of [...this.sessions]) await session.close()
+    } finally {
+      await this.client.quit().catch(() => this.client.disconnect())
+    }
+  }
+
+  private async lock(queue: string, keys: RedisKeys): Promise<DrainLock> {
+    try {
+      return await DrainLock.acquire(this.client, `${keys.list}:bq-lock`, queue, this.displayUrl, this.lockTtlMs)
+    } catch (error) {
+      throw this.wrap(`lock ${queue}`, error)
+    }
+  }
+
+  private key(queue: string): string {
+    checkQueue(queue, this.displayUrl)
+    if (this.closed) throw new BqError(`the connection to ${this.displayUrl} is closed`)
+    return this.prefix + queue
+  }
+
+  private keys(queue: string): RedisKeys {
+    const list = this.key(queue)
+    return {list, processing: `${list}:processing`, held: `${list}:bq-held`}
+  }
+
+  /** One-line, redacted error for a failed operation; a lost connection is a ConnectionError (exit 4). */
+  private wrap(what: string, error: unknown): Error {
+    if (error instanceof BqError) return error
+    const message = scrubSecrets(describeError(error), this.secrets)
+    if (message.startsWith('BQLOCK')) {
+      return new BqError(
+        `cannot ${what}: the drain lock was lost (it expired or another run took it); messages this run held are safe in the :processing/:bq-held lists of ${this.displayUrl}, run recover`,
+        {cause: error},
+      )
+    }
+    // A ReplyError is Redis answering; anything else from the client is the connection failing.
+    const isReply = (error as {name?: string} | undefined)?.name === 'ReplyError'
+    if (!isReply) return new ConnectionError(`lost the connection to ${this.displayUrl} (could not ${what}): ${message}`, error)
+    return new BqError(`cannot ${what} on ${this.displayUrl}: ${message}`, {cause: error})
+  }
+}

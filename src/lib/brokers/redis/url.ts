@@ -1,0 +1,59 @@
+/**
+ * `redis://[user][:password@]host[:port][/db][?prefix=queues:][&bypass_ttl=SECONDS]` (and `rediss://` for TLS) →
+ * ioredis options. Unknown query parameters are refused: a typo such as `?prefx=` would
+ * otherwise point bq at the wrong keys without a word.
+ */
+import {isIP} from 'node:net'
+import type {RedisOptions} from 'ioredis'
+
+import {UsageError} from '../../errors.js'
+
+export interface RedisTarget {
+  /** Where to connect (no retry/queue policy: the adapter adds that). */
+  connection: Pick<RedisOptions, 'host' | 'port' | 'username' | 'password' | 'db' | 'tls'>
+  /** Prepended to every queue name to make its list key (Laravel-style `queues:`). */
+  prefix: string
+  /** Values that must never appear in a message. */
+  secrets: string[]
+  /**
+   * Opt-in replay marker for a binding without headers: with `bypass_ttl=N`, `--bypass` also
+   * writes the key `<prefix>bq-replay-bypass:<meta.id>` (value 1, expiring after N seconds)
+   * that a handler can look up. Undefined: `--bypass` is a warned no-op on Redis.
+   */
+  bypassTtlSeconds?: number
+}
+
+const KNOWN_PARAMS = new Set(['prefix', 'bypass_ttl'])
+
+export function parseRedisUrl(url: URL, displayUrl: string): RedisTarget {
+  if (url.protocol !== 'redis:' && url.protocol !== 'rediss:') throw new UsageError(`${displayUrl} is not a redis:// or rediss:// URL`)
+  for (const key of url.searchParams.keys()) {
+    if (!KNOWN_PARAMS.has(key)) throw new UsageError(`unknown parameter "${key}" in ${displayUrl}; known: ${[...KNOWN_PARAMS].join(', ')}`)
+  }
+  const host = url.hostname.replace(/^\[(.*)\]$/, '$1') || '127.0.0.1'
+  const port = url.port === '' ? 6379 : Number(url.port)
+  const dbText = url.pathname.replace(/^\//, '')
+  if (dbText !== '' && !/^\d+$/.test(dbText)) throw new UsageError(`the path of ${displayUrl} must be a database number, like /0`)
+  const username = decode(url.username, displayUrl)
+  const password = decode(url.password, displayUrl)
+  const connection: RedisTarget['connection'] = {host, port, db: dbText === '' ? 0 : Number(dbText)}
+  if (username !== '') connection.username = username
+  if (password !== '') connection.password = password
+  if (url.protocol === 'rediss:') connection.tls = isIP(host) === 0 ? {servername: host} : {}
+  const ttlText = url.searchParams.get('bypass_ttl')
+  if (ttlText !== null && !/^[1-9]\d*$/.test(ttlText)) throw new UsageError(`bypass_ttl in ${displayUrl} must be a whole number of seconds`)
+  return {
+    connection,
+    prefix: url.searchParams.get('prefix') ?? '',
+    secrets: [password, url.password].filter((s) => s !== ''),
+    bypassTtlSeconds: ttlText === null ? undefined : Number(ttlText),
+  }
+}
+
+function decode(text: string, displayUrl: string): string {
+  try {
+    return decodeURIComponent(text)
+  } catch {
+    throw new UsageError(`the credentials in ${displayUrl} are not valid percent-encoding`)
+  }
+}

@@ -1,0 +1,43 @@
+/** Service Bus SDK failures as one-line bq errors; unreachable namespaces and refused credentials exit 4. */
+import {BqError, ConnectionError, describeError} from '../../errors.js'
+import {scrubSecrets} from '../shared/redact.js'
+
+const CONNECTION_CODES = new Set(['ServiceCommunicationProblem', 'UnauthorizedAccess', 'ServiceTimeout', 'ServiceBusy'])
+const SOCKET_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'ECONNRESET', 'EHOSTUNREACH', 'ENETUNREACH'])
+
+/** The SDK's error code (ServiceBusError.code) or the socket error code. */
+export function serviceBusCode(thrown: unknown): string | undefined {
+  const error = innermost(thrown)
+  const code = (error as {code?: unknown} | undefined)?.code
+  return typeof code === 'string' ? code : undefined
+}
+
+export function isEntityNotFound(error: unknown): boolean {
+  return serviceBusCode(error) === 'MessagingEntityNotFound'
+}
+
+export function isLockLost(error: unknown): boolean {
+  const code = serviceBusCode(error)
+  return code === 'MessageLockLost' || code === 'SessionLockLost'
+}
+
+/** The SDK's retries wrap each attempt's error in an AggregateError; the last attempt's says why. */
+function innermost(error: unknown): unknown {
+  if (error instanceof AggregateError && error.errors.length > 0) return innermost(error.errors[error.errors.length - 1])
+  return error
+}
+
+export function wrapServiceBusError(action: string, displayUrl: string, thrown: unknown, secrets: string[]): BqError {
+  if (thrown instanceof BqError) return thrown
+  const error = innermost(thrown)
+  const code = serviceBusCode(error)
+  const reason = scrubSecrets(describeError(error), secrets)
+  if (code === 'UnauthorizedAccess') return new ConnectionError(`Service Bus at ${displayUrl} refused the credentials (could not ${action}): ${reason}`, error)
+  if ((code !== undefined && (CONNECTION_CODES.has(code) || SOCKET_CODES.has(code))) || /ECONNREFUSED|ENOTFOUND|getaddrinfo|socket|connection.*(closed|lost|refused)/i.test(reason)) {
+    return new ConnectionError(`cannot reach Service Bus at ${displayUrl} (could not ${action}): ${reason}`, error)
+  }
+  if (code === 'MessagingEntityNotFound') {
+    return new BqError(`cannot ${action} on ${displayUrl}: the entity does not exist (Service Bus entities must be created first; bq does not create them)`, {code: 'entity-not-found', cause: error})
+  }
+  return new BqError(`Service Bus could not ${action} on ${displayUrl}: ${reason}`, {cause: error})
+}

@@ -1,0 +1,126 @@
+/**
+ * The embedded default broker: a local SQLite file (`sqlite://PATH`). It has everything the
+ * operations want — true peek, headers, delay and exactly-once moves — so bq works with no
+ * broker installed.
+ */
+import {mkdirSync} from 'node:fs'
+import {dirname} from 'node:path'
+
+import {BqError, ConnectionError, UsageError, describeError} from '../../errors.js'
+import type {BrokerAdapter, BrokerMessage, BrowseOptions, Capabilities, DrainOptions, DrainSession, OutgoingMessage} from '../adapter.js'
+import {describeOwner, ownerIsDead, thisHost} from '../shared/liveness.js'
+import {SqliteDrainSession} from './drain.js'
+import {insertAll, toBrokerMessage} from './rows.js'
+import {SqliteStore} from './store.js'
+import {checkBrowse, checkQueue} from '../shared/check-arguments.js'
+
+const CAPABILITIES: Capabilities = {truePeek: true, headers: true, delay: true, nativeDlq: false, atomicMove: true}
+
+/** Opens (creating if needed, with its parent directories) the store at `path`. */
+export function openSqliteAdapter(path: string, displayUrl: string): BrokerAdapter {
+  let store: SqliteStore
+  try {
+    mkdirSync(dirname(path), {recursive: true})
+    store = new SqliteStore(path)
+  } catch (error) {
+    throw new ConnectionError(`cannot open ${displayUrl}: ${describeError(error)}`, error)
+  }
+  return new SqliteAdapter(store, displayUrl)
+}
+
+class SqliteAdapter implements BrokerAdapter {
+  readonly kind = 'sqlite'
+  readonly capabilities = CAPABILITIES
+  private readonly sessions = new Set<SqliteDrainSession>()
+  private closed = false
+
+  constructor(
+    private readonly store: SqliteStore,
+    readonly displayUrl: string,
+  ) {}
+
+  async publish(queue: string, messages: OutgoingMessage[]): Promise<void> {
+    checkQueue(queue, this.displayUrl)
+    this.guard(`publish to ${queue}`, () => this.store.write(() => insertAll(this.store, queue, messages, Date.now())))
+  }
+
+  async browse(queue: string, options: BrowseOptions): Promise<BrokerMessage[]> {
+    checkQueue(queue, this.displayUrl)
+    const {limit, offset} = checkBrowse(options)
+    if (limit === 0) return []
+    return this.guard(`browse ${queue}`, () => this.store.browse(queue, Date.now(), limit, offset).map(toBrokerMessage))
+  }
+
+  async count(queue: string): Promise<number> {
+    checkQueue(queue, this.displayUrl)
+    // Like browse, counts only what a consumer could take now (not reserved, not delayed).
+    return this.guard(`count ${queue}`, () => this.store.count(queue, Date.now()))
+  }
+
+  async drain(queue: string, options: DrainOptions = {}): Promise<DrainSession> {
+    checkQueue(queue, this.displayUrl)
+    const max = options.max ?? 0
+    if (!Number.isSafeInteger(max) || max < 0) throw new UsageError(`drain max must be a non-negative integer, got ${max}`)
+    const started = this.guard(`start draining ${queue}`, () =>
+      this.store.write(() => {
+        this.returnDeadSessions(queue)
+        const startedAt = Date.now()
+        const sessionId = this.store.insertSession(queue, process.pid, thisHost(), startedAt)
+        // The drain never goes past what was ready when it started.
+        return {sessionId, startedAt, lastId: this.store.lastReadyId(queue, startedAt)}
+      }),
+    )
+    const session = new SqliteDrainSession({
+      store: this.store,
+      queue,
+      ...started,
+      max,
+      describe: this.displayUrl,
+      onClose: (closing) => this.sessions.delete(closing),
+    })
+    this.sessions.add(session)
+    return session
+  }
+
+  async recover(queue: string): Promise<number> {
+    checkQueue(queue, this.displayUrl)
+    return this.guard(`recover ${queue}`, () => this.store.write(() => this.returnDeadSessions(queue)))
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return
+    this.closed = true
+    for (const session of [...this.sessions]) await session.close()
+    this.store.close()
+  }
+
+  /**
+   * Returns the reservations of crashed sessions (their process is gone from this host) to the
+   * queue, and refuses when a live session holds the queue. Runs inside a write transaction.
+   */
+  private returnDeadSessions(queue: string): number {
+    let returned = 0
+    for (const session of this.store.sessionsOf(queue)) {
+      const owner = {host: session.host, pid: session.pid, since: session.started_at}
+      if (!ownerIsDead(owner)) {
+        throw new UsageError(
+          `queue ${queue} on ${this.displayUrl} is being drained by ${describeOwner(owner)} (session ${session.id}); wait for it to finish`,
+          'busy',
+        )
+      }
+      returned += this.store.unreserveSession(session.id)
+      this.store.deleteSession(session.id)
+    }
+    return returned
+  }
+
+  private guard<T>(what: string, fn: () => T): T {
+    if (this.closed) throw new BqError(`cannot ${what}: the connection to ${this.displayUrl} is closed`)
+    try {
+      return fn()
+    } catch (error) {
+      if (error instanceof BqError) throw error
+      throw new BqError(`cannot ${what} on ${this.displayUrl}: ${describeError(error)}`, {cause: error})
+    }
+  }
+}

@@ -1,0 +1,175 @@
+/**
+ * Amazon SQS adapter (@aws-sdk/client-sqs): `sqs://<region>[?endpoint=…][&account=…][&group=…]
+ * [&visibility=…][&profile=…]` (sqs-url.ts). Works with any SQS-compatible endpoint (ElasticMQ).
+ *
+ * The body is the envelope text (SQS carries text: bodies must be UTF-8); the envelope fields
+ * ride MessageAttributes (bindings/sqs.ts). SQS has no non-destructive read: a look is a receive,
+ * which raises ApproximateReceiveCount and can trigger a queue's redrive policy, hence
+ * `receiveSideEffects` (commands read only with --receive). Standard queues keep no order.
+ */
+import {type SQSClient} from '@aws-sdk/client-sqs'
+
+import {BqError, UsageError} from '../../errors.js'
+import type {BrokerAdapter, BrokerMessage, BrowseOptions, Capabilities, DrainOptions, DrainSession, OutgoingMessage} from '../adapter.js'
+import {createSqsClient, isQueueMissing, sqsError, SqsQueues} from './client.js'
+import {SqsDrainSession} from './drain.js'
+import {compareSent} from './message.js'
+import {checkOutgoing, prepareEntries, sendEntries} from './publish.js'
+import {checkSqsQueueName, isFifoQueue, parseSqsUrl, type SqsTarget} from './url.js'
+import {checkBrowse} from '../shared/check-arguments.js'
+
+export const SQS_CAPABILITIES: Capabilities = {
+  // Every read is a receive: it raises ApproximateReceiveCount (and can push a message into a native DLQ).
+  truePeek: false,
+  receiveSideEffects: true,
+  // Message attributes carry the projection and `bq-replay-bypass`.
+  headers: true,
+  // DelaySeconds, up to 900 s, per message on standard queues.
+  delay: true,
+  // Redrive policies (maxReceiveCount → a dead-letter queue); DeadLetterQueueSourceArn is decoded on read.
+  nativeDlq: true,
+  // A send and a delete are two calls; SQS has no transaction spanning them.
+  atomicMove: false,
+  // Standard queues deliver in no guaranteed order, and a returned message has no place to go back to.
+  ordered: false,
+}
+
+/** Messages asked of a session per next() while browsing. */
+const BROWSE_PAGE = 500
+
+/** The registry's entry point for `sqs://`. */
+export function createAdapter(url: URL, displayUrl: string): BrokerAdapter {
+  const target = parseSqsUrl(url, displayUrl)
+  return new SqsAdapter(createSqsClient(target), target, displayUrl)
+}
+
+export class SqsAdapter implements BrokerAdapter {
+  readonly kind = 'sqs'
+  readonly capabilities = SQS_CAPABILITIES
+  private readonly queues: SqsQueues
+  private readonly sessions = new Set<SqsDrainSession>()
+  private closed = false
+
+  constructor(
+    private readonly client: SQSClient,
+    private readonly target: SqsTarget,
+    readonly displayUrl: string,
+  ) {
+    this.queues = new SqsQueues(client, target, displayUrl)
+  }
+
+  async publish(queue: string, messages: OutgoingMessage[]): Promise<void> {
+    this.check(queue)
+    // Everything refusable is refused before the first send, so a refusal publishes nothing.
+    const bodies = checkOutgoing(queue, isFifoQueue(queue), messages)
+    if (messages.length === 0) return
+    const accepted = new Set<number>()
+    for (let attempt = 1; ; attempt++) {
+      const url = await this.queues.ensure(queue)
+      const facts = await this.queues.factsOf(queue, url)
+      const entries = prepareEntries(queue, facts, this.target.group, messages, bodies)
+      try {
+        await sendEntries({client: this.client, queue, url, fifo: facts.fifo, wrap: (what, error) => sqsError(what, error, this.displayUrl)}, entries, accepted)
+        return
+      } catch (error) {
+        // The queue was deleted since its URL was looked up: create it again, once, and send the rest.
+        const cause = error instanceof BqError ? error.cause : error
+        if (attempt === 1 && isQueueMissing(cause)) {
+          this.queues.forget(queue)
+          continue
+        }
+        if (error instanceof BqError && accepted.size > 0) {
+          throw new BqError(`${error.message} (${accepted.size} of ${messages.length} were accepted)`, {code: error.code, exitCode: error.exitCode, cause: error})
+        }
+        throw error
+      }
+    }
+  }
+
+  /**
+   * Receives up to offset+limit messages, keeps them hidden while it reads, then makes them all
+   * visible again. Each one's ApproximateReceiveCount rises by one. SQS returns at most 10 per
+   * receive and, on standard queues, in no guaranteed order (and not every message on each pass):
+   * what one browse got is sorted by send time, which is as close to queue order as SQS allows.
+   * On a FIFO queue at most the first 10 messages of each message group can be seen at once.
+   */
+  async browse(queue: string, options: BrowseOptions): Promise<BrokerMessage[]> {
+    this.check(queue)
+    const {limit, offset} = checkBrowse(options)
+    if (limit === 0) return []
+    const url = await this.queues.find(queue)
+    if (url === undefined) return []
+    const session = this.session(queue, url, offset + limit)
+    const found: BrokerMessage[] = []
+    try {
+      for (;;) {
+        const page = await session.next(BROWSE_PAGE)
+        if (page.length === 0) break
+        for (const message of page) {
+          const {handle: _handle, ...shown} = message
+          found.push(shown)
+        }
+      }
+    } finally {
+      await session.close()
+    }
+    return found.sort(compareSent).slice(offset, offset + limit)
+  }
+
+  /** ApproximateNumberOfMessages: SQS's own estimate of the visible messages (eventually consistent on AWS). */
+  async count(queue: string): Promise<number> {
+    this.check(queue)
+    const url = await this.queues.find(queue)
+    if (url === undefined) return 0
+    const attributes = await this.queues.attributes(queue, url, ['ApproximateNumberOfMessages'])
+    const count = Number(attributes.ApproximateNumberOfMessages ?? 0)
+    return Number.isSafeInteger(count) && count >= 0 ? count : 0
+  }
+
+  async drain(queue: string, options: DrainOptions = {}): Promise<DrainSession> {
+    this.check(queue)
+    const max = options.max ?? 0
+    if (!Number.isSafeInteger(max) || max < 0) throw new UsageError(`drain max must be a non-negative integer, got ${max}`)
+    const url = await this.queues.find(queue)
+    // Bounded by the count at start: messages that arrive during the run wait for the next one.
+    let limit = url === undefined ? 0 : await this.count(queue)
+    if (max > 0) limit = Math.min(limit, max)
+    return this.session(queue, url, limit)
+  }
+
+  /** SQS returns the messages of a crashed run by itself when their visibility timeout ends. */
+  async recover(queue: string): Promise<number> {
+    this.check(queue)
+    return 0
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return
+    this.closed = true
+    try {
+      for (const session of [...this.sessions]) await session.close().catch(() => undefined)
+    } finally {
+      this.client.destroy()
+    }
+  }
+
+  private session(queue: string, url: string | undefined, limit: number): SqsDrainSession {
+    const session: SqsDrainSession = new SqsDrainSession({
+      client: this.client,
+      queue,
+      url,
+      limit,
+      visibilitySeconds: this.target.visibilitySeconds,
+      visibleCount: () => this.count(queue),
+      wrap: (what, error) => sqsError(what, error, this.displayUrl),
+      onClose: () => this.sessions.delete(session),
+    })
+    this.sessions.add(session)
+    return session
+  }
+
+  private check(queue: string): void {
+    checkSqsQueueName(queue, this.displayUrl)
+    if (this.closed) throw new BqError(`the connection to ${this.displayUrl} is closed`)
+  }
+}
