@@ -9,21 +9,13 @@ import assert from 'node:assert/strict'
 import {existsSync, readFileSync} from 'node:fs'
 import path from 'node:path'
 import type {EnvelopeFields} from '../../src/lib/envelope/fields.js'
-import {
-  artemisMessageFields,
-  kafkaHeaders,
-  kafkaTimestamp,
-  pulsarProperties,
-  rabbitPublishOptions,
-  reconcileArtemisAttempts,
-  reconcileKafkaAttempts,
-  reconcilePulsarAttempts,
-  reconcileServiceBusAttempts,
-  reconcileSqsAttempts,
-  redisNativeFields,
-  serviceBusMessageFields,
-  sqsMessageAttributes,
-} from '../../src/lib/bindings/index.js'
+import {artemisMessageFields, reconcileArtemisAttempts} from '../../src/lib/brokers/artemis/binding.js'
+import {kafkaHeaders, kafkaTimestamp, reconcileKafkaAttempts} from '../../src/lib/brokers/kafka/binding.js'
+import {pulsarProperties, reconcilePulsarAttempts} from '../../src/lib/brokers/pulsar/binding.js'
+import {rabbitPublishOptions} from '../../src/lib/brokers/rabbitmq/binding.js'
+import {reconcileServiceBusAttempts, serviceBusMessageFields} from '../../src/lib/brokers/service-bus/binding.js'
+import {reconcileSqsAttempts, sqsMessageAttributes} from '../../src/lib/brokers/sqs/binding.js'
+import {redisNativeFields} from '../../src/lib/brokers/redis/binding.js'
 import {fieldsFromFixture} from '../support/fixture-fields.js'
 import {conformanceDir, loadManifest} from '../support/conformance.js'
 

@@ -6,28 +6,13 @@ import {describe, test} from 'node:test'
 import assert from 'node:assert/strict'
 import type {MessageProperties} from 'amqplib'
 import {REPLAY_BYPASS_HEADER, type EnvelopeFields, type NativeFields} from '../../src/lib/envelope/fields.js'
-import {
-  artemisMessageFields,
-  artemisNativeFields,
-  kafkaHeaders,
-  kafkaNativeFields,
-  kafkaTimestamp,
-  pulsarNativeFields,
-  pulsarProperties,
-  rabbitNativeFields,
-  rabbitPublishOptions,
-  reconcileArtemisAttempts,
-  reconcileKafkaAttempts,
-  reconcilePulsarAttempts,
-  reconcileRabbitAttempts,
-  reconcileServiceBusAttempts,
-  reconcileSqsAttempts,
-  redisNativeFields,
-  serviceBusMessageFields,
-  serviceBusNativeFields,
-  sqsMessageAttributes,
-  sqsNativeFields,
-} from '../../src/lib/bindings/index.js'
+import {artemisMessageFields, artemisNativeFields, reconcileArtemisAttempts} from '../../src/lib/brokers/artemis/binding.js'
+import {kafkaHeaders, kafkaNativeFields, kafkaTimestamp, reconcileKafkaAttempts} from '../../src/lib/brokers/kafka/binding.js'
+import {pulsarNativeFields, pulsarProperties, reconcilePulsarAttempts} from '../../src/lib/brokers/pulsar/binding.js'
+import {rabbitNativeFields, rabbitPublishOptions, reconcileRabbitAttempts} from '../../src/lib/brokers/rabbitmq/binding.js'
+import {reconcileServiceBusAttempts, serviceBusMessageFields, serviceBusNativeFields} from '../../src/lib/brokers/service-bus/binding.js'
+import {reconcileSqsAttempts, sqsMessageAttributes, sqsNativeFields} from '../../src/lib/brokers/sqs/binding.js'
+import {redisNativeFields} from '../../src/lib/brokers/redis/binding.js'
 
 const order: EnvelopeFields = Object.freeze({
   job: 'urn:babel:orders:created',

@@ -8,7 +8,8 @@ import {describe, it} from 'node:test'
 import {fileURLToPath} from 'node:url'
 import {promisify} from 'node:util'
 
-import {brokerScheme, defaultBrokerUrl, importAdapter, openBroker, redactUrl, resolveBrokerUrl, sqlitePath} from '../../src/lib/brokers/registry.js'
+import {brokerScheme, defaultBrokerUrl, importAdapter, openBroker, redactUrl, resolveBrokerUrl} from '../../src/lib/brokers/registry.js'
+import {sqlitePath} from '../../src/lib/brokers/sqlite/url.js'
 import {BqError, ConnectionError, ExitCode, UsageError} from '../../src/lib/errors.js'
 
 const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..')
@@ -82,7 +83,7 @@ describe('broker schemes', () => {
       const adapter = await openBroker(url)
       assert.equal(adapter.kind, 'pulsar')
       assert.ok(!adapter.displayUrl.includes('s3cr3t-token'), adapter.displayUrl)
-      assert.deepEqual({...adapter.capabilities}, {truePeek: true, headers: true, delay: true, nativeDlq: true, atomicMove: false})
+      assert.deepEqual({...adapter.capabilities}, {truePeek: true, headers: true, delay: true, nativeDlq: true, atomicMove: false, afterCrash: 'broker-returns'})
       await assert.rejects(adapter.count('non-persistent://public/default/x'), isUsage(/persistent topics only/))
       await assert.rejects(adapter.count('a/b'), isUsage(/neither a topic name nor/))
       await adapter.close()
@@ -97,7 +98,7 @@ describe('broker schemes', () => {
     const adapter = await openBroker(conn)
     assert.equal(adapter.kind, 'service-bus')
     assert.ok(!adapter.displayUrl.includes('c2VjcmV0'), adapter.displayUrl)
-    assert.deepEqual({...adapter.capabilities}, {truePeek: true, headers: true, delay: true, nativeDlq: true, atomicMove: false, ordered: true, receiveSideEffects: false})
+    assert.deepEqual({...adapter.capabilities}, {truePeek: true, headers: true, delay: true, nativeDlq: true, atomicMove: false, ordered: true, receiveSideEffects: false, afterCrash: 'timeout-returns'})
     await assert.rejects(adapter.publish('orders/$DeadLetterQueue', []), isUsage(/dead-letter sub-queue/))
     await assert.rejects(adapter.publish('events/Subscriptions/audit', []), isUsage(/publish to the topic events/))
     await adapter.close()

@@ -35,7 +35,35 @@ export interface Capabilities {
    * broker without headers may offer a documented side channel instead (Redis `?bypass_ttl=`).
    */
   bypassMarker?: boolean
+  /**
+   * What happens to the messages a drain had reserved when bq dies without closing it (the crash
+   * suites assert exactly this):
+   * - `transaction`: nothing was reserved outside one transaction; the next run (or `recover()`)
+   *   returns what a dead process held (embedded store).
+   * - `staging`: reservations wait in a staging place on the broker until the next run or
+   *   `recover()` returns them (Redis `<dlq>:processing`).
+   * - `broker-returns`: the broker returns them itself once it sees the connection gone
+   *   (AMQP unsettled deliveries, Pulsar un-acked messages); `recover()` returns 0.
+   * - `timeout-returns`: the broker returns them when a lock or visibility timeout ends (SQS,
+   *   Service Bus); `recover()` returns 0.
+   * - `nothing-reserved`: a drain reserves nothing; progress is only committed (Kafka's consumer
+   *   group offset), so a dead run left nothing to return.
+   */
+  afterCrash: CrashRecovery
 }
+
+export type CrashRecovery = 'transaction' | 'staging' | 'broker-returns' | 'timeout-returns' | 'nothing-reserved'
+
+/**
+ * A binding's attempts rule (spec-broker-bindings.md): the body's `attempts` reconciled with the
+ * broker's own counter. Brokers without a counter keep the body's value.
+ */
+export interface Binding {
+  reconcileAttempts(bodyAttempts: number, native: NativeFields): number
+}
+
+/** The binding rule of brokers (and files) whose only attempts count is the body's. */
+export const BODY_ATTEMPTS: Binding = {reconcileAttempts: (bodyAttempts) => bodyAttempts}
 
 /** A message to publish: the exact body bytes, plus the envelope fields to project (null when the body is not a decodable envelope). */
 export interface OutgoingMessage {
@@ -122,11 +150,13 @@ export interface BrowseOptions {
 export type BrowseFrom = {kind: 'beginning'} | {kind: 'offset'; offset: number; partition?: number} | {kind: 'time'; at: number} | {kind: 'last'; count: number}
 
 export interface BrokerAdapter {
-  /** The URL scheme family, e.g. `redis`. */
+  /** The broker's one name, as its folder under src/lib/brokers/ (`rabbitmq`, `service-bus`, …). */
   readonly kind: string
   /** The broker URL with any password replaced, safe to print. */
   readonly displayUrl: string
   readonly capabilities: Capabilities
+  /** The binding rules the operations apply to what this broker returns. */
+  readonly binding: Binding
   /** Publish every message; resolves only once the broker durably confirmed all of them. */
   publish(queue: string, messages: OutgoingMessage[]): Promise<void>
   /** Non-destructive look at the head of a queue. */
@@ -155,4 +185,13 @@ export interface RelatedQueue {
   role: string
   /** Messages in it, as this broker counts them (see the adapter). */
   count: number
+}
+
+/**
+ * What a broker folder's index.ts exports: the registry loads it lazily (and with it the
+ * broker's SDK) only when one of its schemes is used.
+ */
+export interface BrokerModule {
+  /** Opens an adapter for a URL of one of this broker's schemes; `displayUrl` is the redacted form for messages. */
+  open(rawUrl: string, displayUrl: string): Promise<BrokerAdapter>
 }

@@ -35,7 +35,7 @@ export async function browseQueue(adapter: BrokerAdapter, request: BrowseRequest
   let scanned = 0
   let truncated = false
   const keep = (message: BrokerMessage): boolean => {
-    const view = viewOf(message, adapter.kind, {validate: request.validate})
+    const view = viewOf(message, adapter.binding, {validate: request.validate})
     if (selectors.length > 0 && !matchesAll(view, selectors)) return false
     if (onView) onView(view)
     else views.push(view)

@@ -1,7 +1,6 @@
-import type {BrokerMessage} from '../brokers/adapter.js'
+import type {Binding, BrokerMessage} from '../brokers/adapter.js'
 import {Envelope, EnvelopeDecodeError, decode} from '../envelope/envelope.js'
 import {validateEnvelopeText} from '../envelope/validate.js'
-import {reconcileAttempts} from './reconcile.js'
 
 /**
  * What bq knows about one message found on a broker: the decoded envelope (if it decodes),
@@ -27,7 +26,7 @@ export interface MessageView {
   valid?: boolean
 }
 
-export function viewOf(message: BrokerMessage, brokerKind: string, options: {validate?: boolean} = {}): MessageView {
+export function viewOf(message: BrokerMessage, binding: Binding, options: {validate?: boolean} = {}): MessageView {
   const size = message.body.length
   let envelope: Envelope
   try {
@@ -58,7 +57,7 @@ export function viewOf(message: BrokerMessage, brokerKind: string, options: {val
     queue: envelope.queue,
     lang: envelope.lang,
     createdAt: envelope.createdAt,
-    attempts: reconcileAttempts(brokerKind, envelope.attempts, message.native),
+    attempts: envelope.attempts === undefined ? message.native.attempts : binding.reconcileAttempts(envelope.attempts, message.native),
     deadLetter,
     valid: options.validate ? !validateEnvelopeText(envelope.text).problems.some((p) => p.severity === 'error') : undefined,
   }

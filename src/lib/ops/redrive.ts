@@ -126,7 +126,7 @@ export async function redrive(request: RedriveRequest): Promise<RedriveReport> {
     const kept: Array<{message: ReservedMessage; about: About; outcome: RedriveOutcome; error?: string}> = []
     const groups = new Map<string, Group>()
     for (const message of batch) {
-      const view = viewOf(message, request.source.kind)
+      const view = viewOf(message, request.source.binding)
       if (!view.envelope) {
         kept.push({message, about: aboutOf(view), outcome: 'poison', error: view.decodeError})
         continue
@@ -238,7 +238,7 @@ async function planOnly(request: RedriveRequest, visit: (view: MessageView) => v
     const total = request.max > 0 ? request.max : await source.count(dlq)
     while (seen < total) {
       const page = await source.browse(dlq, {offset: seen, limit: Math.min(DEFAULT_BATCH, total - seen)})
-      for (const message of page) visit(viewOf(message, source.kind))
+      for (const message of page) visit(viewOf(message, source.binding))
       seen += page.length
       if (page.length === 0) break
     }
@@ -249,7 +249,7 @@ async function planOnly(request: RedriveRequest, visit: (view: MessageView) => v
     while (seen < limit) {
       const batch = await session.next(DEFAULT_BATCH)
       if (batch.length === 0) break
-      for (const message of batch) visit(viewOf(message, source.kind))
+      for (const message of batch) visit(viewOf(message, source.binding))
       seen += batch.length
       await session.release(batch)
     }

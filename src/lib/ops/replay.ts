@@ -1,6 +1,6 @@
 import {randomUUID} from 'node:crypto'
 
-import type {BrokerAdapter, BrokerMessage, OutgoingMessage} from '../brokers/adapter.js'
+import {BODY_ATTEMPTS, type BrokerAdapter, type BrokerMessage, type OutgoingMessage} from '../brokers/adapter.js'
 import {fieldsOf, resetForRedrive, withNewId} from '../envelope/envelope.js'
 import {describeError} from '../errors.js'
 import {matchesAll} from './match.js'
@@ -54,7 +54,7 @@ export async function replay(request: ReplayRequest): Promise<RedriveReport> {
     if (full() || report.stopped_early) return
     counts.examined++
     const message: BrokerMessage = {body, headers: {}, native: {}, position: where}
-    const view = viewOf(message, 'file')
+    const view = viewOf(message, BODY_ATTEMPTS)
     if (!view.envelope) {
       if (request.asIs && request.toQueue) return queue(view, request.toQueue, {body, fields: null, bypass: request.bypass, republish: true})
       return emit(view, 'poison', null, `${where}: ${view.decodeError}`)

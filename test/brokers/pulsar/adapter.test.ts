@@ -18,6 +18,7 @@ import {openBroker, redactUrl} from '../../../src/lib/brokers/registry.js'
 import {fieldsOf, make} from '../../../src/lib/envelope/index.js'
 import {BqError, ConnectionError, UsageError} from '../../../src/lib/errors.js'
 import {viewOf} from '../../../src/lib/ops/message-view.js'
+import {pulsarBinding} from '../../../src/lib/brokers/pulsar/binding.js'
 import {requireBroker, uniqueQueue} from '../../support/brokers.js'
 import {assertBodies, numbered, out, takeAll} from '../../suites/contract-suite.js'
 
@@ -260,7 +261,7 @@ describe('pulsar adapter', () => {
       worker.close()
       assert.ok(message !== undefined)
       assert.ok((message.native.deliveryCount ?? 0) >= 2, `deliveryCount ${message.native.deliveryCount}`)
-      assert.equal(viewOf(message, 'pulsar').attempts, message.native.deliveryCount, 'body attempts 0 < redeliveryCount')
+      assert.equal(viewOf(message, pulsarBinding).attempts, message.native.deliveryCount, 'body attempts 0 < redeliveryCount')
       assert.equal(message.native.attempts, 0, 'bq-attempts carried as published')
       await session.release([message])
       await session.close()
@@ -291,7 +292,7 @@ describe('pulsar adapter', () => {
       assert.ok(dead !== undefined, `nothing arrived on ${dlq}`)
       assert.ok(dead.body.equals(envelope.toBuffer()))
       assert.deepEqual(dead.native.nativeDeadLetter, {reason: 'max_redeliver_count', originalQueue: q})
-      const view = viewOf(dead, 'pulsar')
+      const view = viewOf(dead, pulsarBinding)
       assert.equal(view.deadLetter?.originalQueue, q)
       assert.equal(view.deadLetter?.native, true)
     })

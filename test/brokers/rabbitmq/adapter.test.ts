@@ -659,6 +659,6 @@ test('capabilities', async (t) => {
   if (!(await live(t))) return
   const adapter = await open()
   assert.deepEqual(adapter.capabilities, {truePeek: false, headers: true, delay: false, nativeDlq: true, atomicMove: false, ordered: true})
-  assert.equal(adapter.kind, 'amqp')
+  assert.equal(adapter.kind, 'rabbitmq')
   assert.equal(adapter.displayUrl, redactUrl(AMQP_URL))
 })

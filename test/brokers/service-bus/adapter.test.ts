@@ -157,11 +157,11 @@ describe('service-bus adapter', () => {
       await receiver.close()
       const [peeked] = await adapter.browse(q, {limit: 1})
       assert.equal(peeked.native.deliveryCount, 3, 'the count a receive would report, 1-based')
-      assert.equal(viewOf(peeked, adapter.kind).attempts, 2)
+      assert.equal(viewOf(peeked, adapter.binding).attempts, 2)
       const session = await adapter.drain(q)
       const [taken] = await session.next(1)
       assert.equal(taken.native.deliveryCount, 3)
-      assert.equal(viewOf(taken, adapter.kind).attempts, 2)
+      assert.equal(viewOf(taken, adapter.binding).attempts, 2)
       await session.close()
       // Closing abandoned it once more.
       assert.equal((await adapter.browse(q, {limit: 1}))[0].native.deliveryCount, 4)
@@ -183,7 +183,7 @@ describe('service-bus adapter', () => {
       const [dead] = await adapter.browse(`${q}/$DeadLetterQueue`, {limit: 1})
       assert.equal(dead.native.nativeDeadLetter?.reason, 'MaxDeliveryCountExceeded')
       // The body's own dead_letter block wins over the native reason in views.
-      assert.equal(viewOf(dead, adapter.kind).deadLetter?.reason, 'failed')
+      assert.equal(viewOf(dead, adapter.binding).deadLetter?.reason, 'failed')
     })
   })
 

@@ -300,7 +300,7 @@ describe('sqs adapter', () => {
       const [found] = await adapter.browse(dlq, {limit: 10})
       assert.ok(found.body.equals(env.toBuffer()))
       assert.deepEqual(found.native.nativeDeadLetter, {reason: 'max_receive_count', originalQueue: source})
-      const view = viewOf(found, adapter.kind)
+      const view = viewOf(found, adapter.binding)
       assert.equal(view.deadLetter?.native, true)
       assert.equal(view.deadLetter?.originalQueue, source)
 
@@ -337,7 +337,7 @@ describe('sqs adapter', () => {
       await adapter.publish(q, [outgoing(once), outgoing(five)])
       for (let i = 0; i < 3; i++) assert.equal((await rawReceive(q, 0)).length, 2)
       // The browse is the 4th receive.
-      const views = (await adapter.browse(q, {limit: 10})).map((m) => viewOf(m, adapter.kind))
+      const views = (await adapter.browse(q, {limit: 10})).map((m) => viewOf(m, adapter.binding))
       const byId = new Map(views.map((v) => [v.id, v]))
       assert.equal(byId.get(once.id)?.message.native.deliveryCount, 4)
       assert.equal(byId.get(once.id)?.attempts, 3)

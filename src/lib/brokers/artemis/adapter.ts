@@ -24,6 +24,7 @@
  */
 import {BqError, UsageError} from '../../errors.js'
 import type {BrokerAdapter, BrokerMessage, BrowseOptions, Capabilities, DrainOptions, DrainSession, OutgoingMessage} from '../adapter.js'
+import {artemisBinding} from './binding.js'
 import {ArtemisBrowser} from './browse.js'
 import {ArtemisConnection} from './connection.js'
 import {ArtemisDrainSession, DEFAULT_SESSION_BUFFER, EmptyDrainSession, type ArtemisDrainTuning} from './drain.js'
@@ -41,6 +42,8 @@ export const ARTEMIS_CAPABILITIES: Capabilities = {
   // A transfer to one queue and the settlement of a delivery from another are two steps; bq does
   // not use AMQP transactions (Artemis's coordinator would be needed on both links).
   atomicMove: false,
+  // Unsettled deliveries go back to the queue when the broker sees the connection gone.
+  afterCrash: 'broker-returns',
 }
 
 /** A browse cursor left idle longer than this is not continued: the next page starts afresh. */
@@ -59,6 +62,7 @@ type QueueStats = {exists: false} | {exists: true; ready: number}
 class ArtemisAdapter implements BrokerAdapter {
   readonly kind = 'artemis'
   readonly capabilities = ARTEMIS_CAPABILITIES
+  readonly binding = artemisBinding
 
   private readonly publisher: ArtemisPublisher
   private management: Promise<ArtemisManagement | undefined> | undefined

@@ -6,6 +6,7 @@
  */
 import type {EnvelopeFields, NativeFields} from '../../envelope/fields.js'
 import {BYPASS_MARKER_VALUE, atLeastBody, carried, delayMillis, epochMillis, isBypassMarker, nativeText, nonNegativeInt, type DelayedProjectionOptions} from '../shared/native-values.js'
+import type {Binding} from '../adapter.js'
 
 /** The AMQP-JMS mapping of JMSType. */
 export const JMS_TYPE_ANNOTATION = 'x-opt-jms-type'
@@ -90,3 +91,6 @@ export function artemisNativeFields(message: ArtemisMessageIn): NativeFields {
 export function reconcileArtemisAttempts(bodyAttempts: number, deliveryCount: number | null | undefined): number {
   return atLeastBody(bodyAttempts, nonNegativeInt(deliveryCount))
 }
+
+/** The attempts rule the operations apply to what this broker returns. */
+export const artemisBinding: Binding = {reconcileAttempts: (body, native) => reconcileArtemisAttempts(body, native.deliveryCount)}

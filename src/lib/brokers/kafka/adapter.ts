@@ -16,6 +16,7 @@ import type {Message} from 'kafkajs'
 
 import {BqError, ConnectionError, UsageError} from '../../errors.js'
 import type {BrokerAdapter, BrokerMessage, BrowseFrom, BrowseOptions, Capabilities, DrainOptions, DrainSession, OutgoingMessage, RelatedQueue} from '../adapter.js'
+import {kafkaBinding} from './binding.js'
 import {KafkaDrainSession, type DrainPartition} from './drain.js'
 import {connectionReason} from './client/errors.js'
 import {KafkaPublisher} from './client/producer.js'
@@ -38,6 +39,8 @@ export const KAFKA_CAPABILITIES: Capabilities = {
   atomicMove: false,
   // A topic keeps records after they are consumed: peek --from-beginning/--from-offset/--from-time/--last.
   logBrowse: true,
+  // A drain only commits progress; a dead run committed none, so its records simply wait.
+  afterCrash: 'nothing-reserved',
 }
 
 /** The consumer group that records a redrive's progress through a topic. */
@@ -91,6 +94,7 @@ interface TopicView {
 export class KafkaAdapter implements BrokerAdapter {
   readonly kind = 'kafka'
   readonly capabilities = KAFKA_CAPABILITIES
+  readonly binding = kafkaBinding
   private readonly sessions = new Set<KafkaDrainSession>()
   /** The last browse of each topic, so paging through it reads each record once. */
   private readonly scans = new Map<string, TopicScan>()

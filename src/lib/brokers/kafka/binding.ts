@@ -6,6 +6,7 @@
  */
 import {REPLAY_BYPASS_HEADER, type EnvelopeFields, type NativeFields} from '../../envelope/fields.js'
 import {BYPASS_MARKER_VALUE, carried, isBypassMarker, nativeText, nonNegativeInt, type ProjectionOptions} from '../shared/native-values.js'
+import type {Binding} from '../adapter.js'
 
 /** Record headers as a consumer decodes them (the kafkajs `IHeaders` shape). */
 export type KafkaHeadersIn = Record<string, Buffer | string | undefined | (Buffer | string)[]>
@@ -54,3 +55,6 @@ export function kafkaNativeFields(headers: KafkaHeadersIn | undefined): NativeFi
 export function reconcileKafkaAttempts(bodyAttempts: number, headerAttempts: string | Buffer | number | null | undefined): number {
   return nonNegativeInt(headerAttempts) ?? bodyAttempts
 }
+
+/** The attempts rule the operations apply to what this broker returns. */
+export const kafkaBinding: Binding = {reconcileAttempts: (body, native) => reconcileKafkaAttempts(body, native.attempts)}

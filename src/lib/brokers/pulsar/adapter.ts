@@ -21,6 +21,7 @@
  */
 import {BqError, UsageError} from '../../errors.js'
 import type {BrokerAdapter, BrokerMessage, BrowseOptions, Capabilities, DrainOptions, DrainSession, OutgoingMessage, ReservedMessage} from '../adapter.js'
+import {pulsarBinding} from './binding.js'
 import {PulsarAdmin} from './admin.js'
 import {PulsarDrainSession} from './drain.js'
 import {PulsarProducer} from './producer.js'
@@ -39,6 +40,8 @@ const CAPABILITIES: Capabilities = {
   nativeDlq: true,
   // A publish and an acknowledgement are two steps (no transactions over the WebSocket API).
   atomicMove: false,
+  // The subscription redelivers un-acked messages once the dead run's consumer is gone.
+  afterCrash: 'broker-returns',
 }
 
 /** A count scans the view (exact, delay-aware) up to this many entries; above, it trusts the broker's backlog. */
@@ -60,6 +63,7 @@ export function createAdapter(url: URL, displayUrl: string, options: PulsarAdapt
 class PulsarAdapter implements BrokerAdapter {
   readonly kind = 'pulsar'
   readonly capabilities = CAPABILITIES
+  readonly binding = pulsarBinding
   private readonly admin: PulsarAdmin
   private readonly producers = new Map<string, PulsarProducer>()
   private readonly ensured = new Set<string>()

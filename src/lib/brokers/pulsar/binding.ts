@@ -5,6 +5,7 @@
  */
 import {REPLAY_BYPASS_HEADER, type EnvelopeFields, type NativeFields} from '../../envelope/fields.js'
 import {BYPASS_MARKER_VALUE, atLeastBody, carried, delayMillis, isBypassMarker, nativeText, nonNegativeInt, type DelayedProjectionOptions} from '../shared/native-values.js'
+import type {Binding} from '../adapter.js'
 
 /** Properties; with `delayMs`, `bq-delay` mirrors the relative delay in milliseconds (the caller sets `deliverAfter`). */
 export function pulsarProperties(fields: EnvelopeFields, opts: Omit<DelayedProjectionOptions, 'nowMs'> = {}): Record<string, string> {
@@ -40,3 +41,6 @@ export function pulsarNativeFields(properties: Record<string, string> | undefine
 export function reconcilePulsarAttempts(bodyAttempts: number, redeliveryCount: number | null | undefined): number {
   return atLeastBody(bodyAttempts, nonNegativeInt(redeliveryCount))
 }
+
+/** The attempts rule the operations apply to what this broker returns. */
+export const pulsarBinding: Binding = {reconcileAttempts: (body, native) => reconcilePulsarAttempts(body, native.deliveryCount)}

@@ -13,6 +13,7 @@ import {BYPASS_MARKER_VALUE} from '../shared/native-values.js'
 import {REPLAY_BYPASS_HEADER} from '../../envelope/fields.js'
 import {BqError, ConnectionError, UsageError, describeError} from '../../errors.js'
 import type {BrokerAdapter, BrokerMessage, BrowseOptions, Capabilities, DrainOptions, DrainSession, OutgoingMessage} from '../adapter.js'
+import {rabbitmqBinding} from './binding.js'
 import {RabbitDrainSession, type DrainTuning} from './drain.js'
 import {probeQueue, type QueueFacts} from './probe.js'
 import {SerialLock} from '../shared/serial-lock.js'
@@ -45,6 +46,8 @@ export const RABBIT_CAPABILITIES: Capabilities = {
   // Classic queues keep order and put returned messages back in place. (Quorum queues, which
   // browse refuses, return released messages ahead of the rest with x-delivery-count raised.)
   ordered: true,
+  // The broker requeues un-acked messages when the connection closes.
+  afterCrash: 'broker-returns',
 }
 
 /** A browse that finds no delivery for this long asks the broker whether the queue has run dry. */
@@ -61,8 +64,9 @@ export interface RabbitAdapterOptions {
 type WatchedChannel = Awaited<ReturnType<typeof quietChannel>>
 
 export class RabbitAdapter implements BrokerAdapter {
-  readonly kind = 'amqp'
+  readonly kind = 'rabbitmq'
   readonly capabilities = RABBIT_CAPABILITIES
+  readonly binding = rabbitmqBinding
 
   private opsChannel: WatchedChannel | undefined
   private confirmChannel: (ConfirmChannel & {bqClosedBecause?: string; bqClosed?: boolean}) | undefined

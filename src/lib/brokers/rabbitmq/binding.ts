@@ -6,6 +6,7 @@
 import type {Options} from 'amqplib'
 import {REPLAY_BYPASS_HEADER, type EnvelopeFields, type NativeFields} from '../../envelope/fields.js'
 import {BYPASS_MARKER_VALUE, atLeastBody, carried, isBypassMarker, nativeText, nonNegativeInt, type ProjectionOptions} from '../shared/native-values.js'
+import type {Binding} from '../adapter.js'
 
 export type RabbitHeaders = {
   'x-attempts': number
@@ -78,3 +79,6 @@ export function rabbitNativeFields(properties: RabbitPropertiesIn): NativeFields
 export function reconcileRabbitAttempts(bodyAttempts: number, headerAttempts: unknown): number {
   return atLeastBody(bodyAttempts, nonNegativeInt(headerAttempts))
 }
+
+/** The attempts rule the operations apply to what this broker returns. */
+export const rabbitmqBinding: Binding = {reconcileAttempts: (body, native) => reconcileRabbitAttempts(body, native.attempts)}

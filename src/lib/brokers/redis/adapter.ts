@@ -6,6 +6,7 @@
 import {Redis} from 'ioredis'
 
 import {BqError, ConnectionError, UsageError, describeError} from '../../errors.js'
+import {BODY_ATTEMPTS} from '../adapter.js'
 import type {BrokerAdapter, BrokerMessage, BrowseOptions, Capabilities, DrainOptions, DrainSession, OutgoingMessage} from '../adapter.js'
 import {scrubSecrets} from '../shared/redact.js'
 import {RedisDrainSession, chunks, recoverAll, type RedisKeys} from './drain.js'
@@ -13,7 +14,7 @@ import {DEFAULT_LOCK_TTL_MS, DrainLock} from './lock.js'
 import {parseRedisUrl} from './url.js'
 import {checkBrowse, checkQueue} from '../shared/check-arguments.js'
 
-const CAPABILITIES: Capabilities = {truePeek: true, headers: false, delay: false, nativeDlq: false, atomicMove: true}
+const CAPABILITIES: Capabilities = {truePeek: true, headers: false, delay: false, nativeDlq: false, atomicMove: true, afterCrash: 'staging'}
 
 /** RPUSH commands sent per pipeline round trip (each carries up to SCRIPT_BATCH bodies). */
 const PIPELINE_COMMANDS = 64
@@ -69,6 +70,7 @@ function connectReason(error: unknown, secrets: string[]): string {
 class RedisAdapter implements BrokerAdapter {
   readonly kind = 'redis'
   readonly capabilities: Capabilities
+  readonly binding = BODY_ATTEMPTS
   private readonly sessions = new Set<RedisDrainSession>()
   private closed = false
 

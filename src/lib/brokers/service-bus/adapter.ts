@@ -15,6 +15,7 @@ import {ServiceBusAdministrationClient, ServiceBusClient, type ServiceBusReceive
 
 import {BqError, UsageError} from '../../errors.js'
 import type {BrokerAdapter, BrokerMessage, BrowseOptions, Capabilities, DrainOptions, DrainSession, OutgoingMessage} from '../adapter.js'
+import {serviceBusBinding} from './binding.js'
 import {ServiceBusDrainSession, type DrainTuning} from './drain.js'
 import {parseEntity, publishTarget, type ServiceBusEntity} from './entity.js'
 import {isEntityNotFound, wrapServiceBusError} from './errors.js'
@@ -37,6 +38,8 @@ export const SERVICE_BUS_CAPABILITIES: Capabilities = {
   // entities (bq sorts each batch); a partitioned entity has no global order (see README).
   ordered: true,
   receiveSideEffects: false,
+  // Peek-locks expire and the broker makes the messages available again.
+  afterCrash: 'timeout-returns',
 }
 
 /** Up to this many messages are counted exactly by peeking; beyond, the runtime count is used when the management API answers. */
@@ -54,6 +57,7 @@ type AdminClient = Pick<ServiceBusAdministrationClient, 'getQueueRuntimeProperti
 class ServiceBusAdapter implements BrokerAdapter {
   readonly kind = 'service-bus'
   readonly capabilities = SERVICE_BUS_CAPABILITIES
+  readonly binding = serviceBusBinding
   /** Distinguishes this run's republished copies (see messageIdFor). */
   private readonly runId = randomBytes(6).toString('base64url')
   private readonly senders = new Map<string, ServiceBusSender>()
@@ -304,13 +308,9 @@ async function clientFor(target: ServiceBusTarget, displayUrl: string): Promise<
   }
 }
 
-/** The registry's entry point: the broker value as given (a connection string is not a URL). */
+/** Opens the adapter from the broker value as given (a connection string is not a URL). */
 export async function createAdapterFromString(rawUrl: string, displayUrl: string, options: ServiceBusAdapterOptions = {}): Promise<BrokerAdapter> {
   const target = parseServiceBusTarget(rawUrl, displayUrl, options.env)
   const {client, admin, secrets} = await clientFor(target, displayUrl)
   return new ServiceBusAdapter(client, displayUrl, secrets, admin, options)
-}
-
-export async function createAdapter(url: URL, displayUrl: string): Promise<BrokerAdapter> {
-  return createAdapterFromString(url.href, displayUrl)
 }

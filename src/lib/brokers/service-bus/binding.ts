@@ -5,6 +5,7 @@
  */
 import {REPLAY_BYPASS_HEADER, type EnvelopeFields, type NativeFields} from '../../envelope/fields.js'
 import {BYPASS_MARKER_VALUE, atLeastBody, carried, epochMillis, isBypassMarker, nativeText, nonNegativeInt, zeroBased, type ProjectionOptions} from '../shared/native-values.js'
+import type {Binding} from '../adapter.js'
 
 export type ServiceBusApplicationProperties = {
   'bq-schema-version': number
@@ -65,3 +66,6 @@ export function serviceBusNativeFields(msg: ServiceBusMessageIn): NativeFields {
 export function reconcileServiceBusAttempts(bodyAttempts: number, deliveryCount: number | null | undefined): number {
   return atLeastBody(bodyAttempts, zeroBased(deliveryCount))
 }
+
+/** The attempts rule the operations apply to what this broker returns. */
+export const serviceBusBinding: Binding = {reconcileAttempts: (body, native) => reconcileServiceBusAttempts(body, native.deliveryCount)}

@@ -7,6 +7,7 @@ import {mkdirSync} from 'node:fs'
 import {dirname} from 'node:path'
 
 import {BqError, ConnectionError, UsageError, describeError} from '../../errors.js'
+import {BODY_ATTEMPTS} from '../adapter.js'
 import type {BrokerAdapter, BrokerMessage, BrowseOptions, Capabilities, DrainOptions, DrainSession, OutgoingMessage} from '../adapter.js'
 import {describeOwner, ownerIsDead, thisHost} from '../shared/liveness.js'
 import {SqliteDrainSession} from './drain.js'
@@ -14,7 +15,7 @@ import {insertAll, toBrokerMessage} from './rows.js'
 import {SqliteStore} from './store.js'
 import {checkBrowse, checkQueue} from '../shared/check-arguments.js'
 
-const CAPABILITIES: Capabilities = {truePeek: true, headers: true, delay: true, nativeDlq: false, atomicMove: true}
+const CAPABILITIES: Capabilities = {truePeek: true, headers: true, delay: true, nativeDlq: false, atomicMove: true, afterCrash: 'transaction'}
 
 /** Opens (creating if needed, with its parent directories) the store at `path`. */
 export function openSqliteAdapter(path: string, displayUrl: string): BrokerAdapter {
@@ -31,6 +32,7 @@ export function openSqliteAdapter(path: string, displayUrl: string): BrokerAdapt
 class SqliteAdapter implements BrokerAdapter {
   readonly kind = 'sqlite'
   readonly capabilities = CAPABILITIES
+  readonly binding = BODY_ATTEMPTS
   private readonly sessions = new Set<SqliteDrainSession>()
   private closed = false
 

@@ -11,6 +11,7 @@ import {type SQSClient} from '@aws-sdk/client-sqs'
 
 import {BqError, UsageError} from '../../errors.js'
 import type {BrokerAdapter, BrokerMessage, BrowseOptions, Capabilities, DrainOptions, DrainSession, OutgoingMessage} from '../adapter.js'
+import {sqsBinding} from './binding.js'
 import {createSqsClient, isQueueMissing, sqsError, SqsQueues} from './client.js'
 import {SqsDrainSession} from './drain.js'
 import {compareSent} from './message.js'
@@ -32,6 +33,8 @@ export const SQS_CAPABILITIES: Capabilities = {
   atomicMove: false,
   // Standard queues deliver in no guaranteed order, and a returned message has no place to go back to.
   ordered: false,
+  // Received messages reappear when their visibility timeout ends.
+  afterCrash: 'timeout-returns',
 }
 
 /** Messages asked of a session per next() while browsing. */
@@ -46,6 +49,7 @@ export function createAdapter(url: URL, displayUrl: string): BrokerAdapter {
 export class SqsAdapter implements BrokerAdapter {
   readonly kind = 'sqs'
   readonly capabilities = SQS_CAPABILITIES
+  readonly binding = sqsBinding
   private readonly queues: SqsQueues
   private readonly sessions = new Set<SqsDrainSession>()
   private closed = false

@@ -5,6 +5,7 @@
  */
 import {REPLAY_BYPASS_HEADER, type EnvelopeFields, type NativeFields} from '../../envelope/fields.js'
 import {BYPASS_MARKER_VALUE, atLeastBody, carried, isBypassMarker, nativeText, nonNegativeInt, zeroBased, type ProjectionOptions} from '../shared/native-values.js'
+import type {Binding} from '../adapter.js'
 
 export interface SqsMessageAttribute {
   DataType: 'String' | 'Number'
@@ -58,3 +59,6 @@ export function sqsNativeFields(
 export function reconcileSqsAttempts(bodyAttempts: number, approximateReceiveCount: string | number | null | undefined): number {
   return atLeastBody(bodyAttempts, zeroBased(approximateReceiveCount))
 }
+
+/** The attempts rule the operations apply to what this broker returns. */
+export const sqsBinding: Binding = {reconcileAttempts: (body, native) => reconcileSqsAttempts(body, native.deliveryCount)}

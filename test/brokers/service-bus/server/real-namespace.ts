@@ -35,6 +35,7 @@ export class RealNamespace {
       kind: adapter.kind,
       displayUrl: adapter.displayUrl,
       capabilities: adapter.capabilities,
+      binding: adapter.binding,
       publish: async (queue, messages) => (await ensure(queue), adapter.publish(queue, messages)),
       browse: async (queue, options) => (await ensure(queue), adapter.browse(queue, options)),
       count: async (queue) => (await ensure(queue), adapter.count(queue)),
