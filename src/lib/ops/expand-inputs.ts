@@ -1,11 +1,12 @@
-import {readdirSync, statSync} from 'node:fs'
+import {readdirSync, realpathSync, statSync} from 'node:fs'
 import {join} from 'node:path'
 
 /**
  * Turns command-line inputs into a list of readable paths: files as given, directories walked
  * recursively for .json/.jsonl/.ndjson files, glob patterns expanded (quoted globs work even
  * where the shell did not expand them), `-` for stdin. A path that does not exist is kept with
- * an error so it is reported without stopping the others.
+ * an error so it is reported without stopping the others. A file reached twice (named twice, or
+ * through a symlink loop a glob walks) is read once.
  */
 
 export interface Input {
@@ -45,7 +46,24 @@ export async function expandInputs(args: string[]): Promise<Input[]> {
       inputs.push({path: arg, error: {code: 'input.not_found', message: 'no such file or directory'}})
     }
   }
-  return inputs
+  return onePerFile(inputs)
+}
+
+/** Keeps the first input of each real file; stdin and inputs with errors are kept as they are. */
+function onePerFile(inputs: Input[]): Input[] {
+  const seen = new Set<string>()
+  return inputs.filter((input) => {
+    if (input.path === '-' || input.error !== undefined) return true
+    let real: string
+    try {
+      real = realpathSync(input.path)
+    } catch {
+      return true
+    }
+    if (seen.has(real)) return false
+    seen.add(real)
+    return true
+  })
 }
 
 /** Message files under a directory, depth first, in name order (stable output). */

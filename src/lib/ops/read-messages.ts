@@ -21,10 +21,13 @@ export interface MessageText {
   bom?: boolean
 }
 
-/** A whole-document file larger than this is not buffered; such files must be JSONL. */
-const MAX_DOCUMENT_BYTES = 256 * 1024 * 1024
-/** A single JSONL line larger than this is reported instead of buffered. */
-const MAX_LINE_BYTES = 512 * 1024 * 1024
+/**
+ * The largest message bq reads from a file or stdin (one JSONL line, or a whole one-document
+ * file). Above it the input is refused with its position, and the rest is not read: memory stays
+ * bounded (about four times this) and an endless input such as /dev/zero ends at once.
+ */
+export const MAX_MESSAGE_BYTES = 16 * 1024 * 1024
+const MAX_MESSAGE_MIB = MAX_MESSAGE_BYTES / 1024 / 1024
 
 /** Called synchronously for each message; `afterChunk` is where callers wait (e.g. for output to drain). */
 export type OnMessage = (message: MessageText) => void
@@ -52,9 +55,11 @@ export async function readMessages(path: string, onMessage: OnMessage, options: 
   try {
     for await (const chunk of stream) {
       splitter.push(chunk as Buffer)
+      if (splitter.refused) break
       await options.afterChunk?.()
     }
-    splitter.end()
+    if (splitter.refused) stream.destroy()
+    else splitter.end()
   } catch (error) {
     onMessage({source, line: splitter.currentLine, readError: ioError(error)})
   }
@@ -71,6 +76,8 @@ type Mode = 'undecided' | 'lines' | 'document'
 /** Splits a byte stream into messages, deciding between JSONL and one document on the first line. */
 class MessageSplitter {
   currentLine = 0
+  /** Set once a message over MAX_MESSAGE_BYTES was reported: the rest of the input is not read. */
+  refused = false
   private mode: Mode
   private pending: Buffer[] = []
   private pendingBytes = 0
@@ -80,7 +87,6 @@ class MessageSplitter {
   private bomChecked = false
   private bom = false
   private sawAny = false
-  private oversized = false
 
   constructor(
     private readonly source: string,
@@ -98,8 +104,9 @@ class MessageSplitter {
         chunk = chunk.subarray(3)
       }
     }
+    if (this.refused) return
     if (this.mode === 'document') return this.addToDocument(chunk)
-    if (this.mode === 'lines' && !this.oversized) return this.pushLines(chunk)
+    if (this.mode === 'lines') return this.pushLines(chunk)
     this.pushBytes(chunk)
   }
 
@@ -159,6 +166,7 @@ class MessageSplitter {
         line = piece
       }
       this.line(line, true)
+      if (this.refused) return
       if ((this.mode as Mode) === 'document') {
         // The rest of this chunk belongs to the document too.
         this.addToDocument(chunk.subarray(start))
@@ -169,7 +177,7 @@ class MessageSplitter {
 
   end(): void {
     if (this.mode === 'document') return this.finishDocument()
-    if (this.pending.length > 0 || this.oversized) {
+    if (this.pending.length > 0) {
       const line = Buffer.concat(this.pending)
       this.pending = []
       this.line(line, false)
@@ -181,25 +189,26 @@ class MessageSplitter {
   }
 
   private keepPartial(piece: Buffer) {
-    if (this.oversized) return
+    if (this.refused) return
     this.pendingBytes += piece.length
-    if (this.pendingBytes > MAX_LINE_BYTES) {
+    if (this.pendingBytes > MAX_MESSAGE_BYTES) {
       this.pending = []
-      this.oversized = true
+      this.refuse(this.currentLine + 1, 'input.line_too_long', `line is longer than ${MAX_MESSAGE_MIB} MiB (bq's largest message); the rest of the input was not read`)
       return
     }
     this.pending.push(Buffer.from(piece))
   }
 
+  /** Reports a message over the size limit and stops reading. */
+  private refuse(line: number, code: string, message: string): void {
+    this.refused = true
+    this.sawAny = true
+    this.emit({source: this.source, line, readError: {code, message}})
+  }
+
   private line(raw: Buffer, terminated: boolean): void {
     this.currentLine++
     const lineNumber = this.currentLine
-    if (this.oversized) {
-      this.oversized = false
-      this.sawAny = true
-      this.emit({source: this.source, line: lineNumber, readError: {code: 'input.line_too_long', message: `line is longer than ${MAX_LINE_BYTES / 1024 / 1024} MiB`}})
-      return
-    }
     let end = raw.length
     if (end > 0 && raw[end - 1] === 13) end--
     const bytes = raw.subarray(0, end)
@@ -224,10 +233,11 @@ class MessageSplitter {
   }
 
   private addToDocument(chunk: Buffer) {
-    if (this.documentBytes > MAX_DOCUMENT_BYTES) return
+    if (this.refused) return
     this.documentBytes += chunk.length
-    if (this.documentBytes > MAX_DOCUMENT_BYTES) {
+    if (this.documentBytes > MAX_MESSAGE_BYTES) {
       this.documentParts = []
+      this.refuse(this.documentStart || 1, 'input.too_large', `a JSON document larger than ${MAX_MESSAGE_MIB} MiB (bq's largest message); the rest of the input was not read`)
       return
     }
     this.documentParts.push(Buffer.from(chunk))
@@ -236,10 +246,6 @@ class MessageSplitter {
   private finishDocument(): void {
     this.sawAny = true
     const line = this.documentStart || 1
-    if (this.documentBytes > MAX_DOCUMENT_BYTES) {
-      this.emit({source: this.source, line, readError: {code: 'input.too_large', message: `a single JSON document larger than ${MAX_DOCUMENT_BYTES / 1024 / 1024} MiB (use JSONL for big inputs)`}})
-      return
-    }
     // The file's final line break is the file's, not the message's.
     let bytes = Buffer.concat(this.documentParts)
     let end = bytes.length

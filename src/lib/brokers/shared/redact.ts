@@ -46,7 +46,19 @@ export function redactUrl(url: string): string {
   const scheme = /^[a-z][a-z0-9+.-]*:\/\//i.exec(url)
   let text = url
   if (scheme) text = scheme[0] + redactUserinfo(url.slice(scheme[0].length))
+  else text = redactMistyped(url)
   return redactPairs(text)
+}
+
+/**
+ * A mistyped URL (`amqp//user:pass@host`, `redis:/:pass@host`) has no scheme to anchor on: all
+ * between its first `:` and its last `@` (or all before the `@`) may be a password.
+ */
+function redactMistyped(text: string): string {
+  const at = text.lastIndexOf('@')
+  if (at === -1) return text
+  const colon = text.indexOf(':')
+  return colon !== -1 && colon < at ? `${text.slice(0, colon + 1)}${MASK}${text.slice(at)}` : `${MASK}${text.slice(at)}`
 }
 
 /** Replaces every occurrence of the given secrets in a message (for errors that echo their input). */

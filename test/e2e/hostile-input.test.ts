@@ -1,0 +1,63 @@
+/**
+ * What a careless or hostile operator can throw at bq, end to end through bin/run.js: each case
+ * must end with a clear one-line error (or the right count), never a leaked secret, a hang or
+ * unbounded memory.
+ */
+import {after, before, describe, test} from 'node:test'
+import assert from 'node:assert/strict'
+import {mkdtempSync, mkdirSync, rmSync, symlinkSync, writeFileSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import path from 'node:path'
+
+import {hasStackTrace, runBq} from '../support/cli.js'
+
+const good = '{"job":"urn:babel:orders:created","trace_id":"7b3f9c2a-e41d-4f88-9b2a-1c0d5e6f7a8b","data":{"order_id":1042},"meta":{"id":"f1e2d3c4-b5a6-4789-90ab-cdef01234567","queue":"orders","lang":"node","schema_version":1,"created_at":1749132727000},"attempts":0}'
+let dir: string
+
+before(() => {
+  dir = mkdtempSync(path.join(tmpdir(), 'bq-hostile-'))
+})
+after(() => rmSync(dir, {recursive: true, force: true}))
+
+describe('a broker URL mistyped without ://', () => {
+  for (const url of ['amqp//guest:s3cr3t@127.0.0.1:5672', 'redis:/:s3cr3t@127.0.0.1:6379']) {
+    test(`${url.split(':')[0]}: the password appears neither on stderr nor in --json`, async () => {
+      const text = await runBq(['peek', 'orders', '-b', url])
+      assert.equal(text.code, 2)
+      assert.doesNotMatch(text.stderr + text.stdout, /s3cr3t/)
+      assert.match(text.stderr, /not a broker URL/)
+      assert.ok(!hasStackTrace(text.stderr))
+      const json = await runBq(['peek', 'orders', '-b', url, '--json'])
+      assert.equal(json.code, 2)
+      assert.doesNotMatch(json.stderr + json.stdout, /s3cr3t/)
+    })
+  }
+})
+
+describe('validate: inputs that never end or repeat', () => {
+  test('/dev/zero is refused at the message size limit instead of running forever', async () => {
+    const result = await runBq(['validate', '/dev/zero'], {timeoutMs: 60_000})
+    assert.equal(result.code, 1, result.stderr)
+    assert.match(result.stdout, /longer than 16 MiB/)
+    assert.ok(!hasStackTrace(result.stderr))
+  })
+
+  test('a 20 MiB document without a line break is refused at the limit, with its position', async () => {
+    const big = path.join(dir, 'big.json')
+    writeFileSync(big, `{"job":"urn:babel:orders:created","data":{"blob":"${'x'.repeat(20 * 1024 * 1024)}"}}`)
+    const result = await runBq(['validate', big])
+    assert.equal(result.code, 1, result.stderr)
+    assert.match(result.stdout, /big\.json:1/)
+    assert.match(result.stdout, /16 MiB/)
+  })
+
+  test('a glob through a symlink loop counts each file once', async () => {
+    const root = path.join(dir, 'loop')
+    mkdirSync(path.join(root, 'sub'), {recursive: true})
+    writeFileSync(path.join(root, 'sub', 'one.json'), good)
+    symlinkSync(root, path.join(root, 'sub', 'back'))
+    const result = await runBq(['validate', `${root}/**/*.json`])
+    assert.equal(result.code, 0, result.stdout + result.stderr)
+    assert.match(result.stdout, /1 message in 1 input: all valid/)
+  })
+})
