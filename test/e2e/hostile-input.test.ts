@@ -61,3 +61,14 @@ describe('validate: inputs that never end or repeat', () => {
     assert.match(result.stdout, /1 message in 1 input: all valid/)
   })
 })
+
+describe('peek exports what it is asked for', () => {
+  test('--jsonl --limit above the filter scan cap (10,000) exports every message asked for', async () => {
+    const broker = `sqlite://${path.join(dir, 'export.db')}`
+    const published = await runBq(['publish', 'urn:babel:orders:created', '-q', 'orders', '-d', '{"n":1}', '--count', '10050', '-b', broker], {timeoutMs: 120_000})
+    assert.equal(published.code, 0, published.stderr)
+    const result = await runBq(['peek', 'orders', '--jsonl', '--limit', '20000', '-b', broker], {timeoutMs: 120_000})
+    assert.equal(result.code, 0, result.stderr)
+    assert.equal(result.stdout.trim().split('\n').length, 10050)
+  })
+})

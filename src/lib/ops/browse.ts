@@ -13,7 +13,7 @@ export interface BrowseRequest {
   /** Stop after this many matching messages. */
   limit: number
   selectors?: Selector[]
-  /** Look at no more than this many messages in all (filters can otherwise scan forever). */
+  /** With selectors, look at no more than this many messages in all (filters can otherwise scan forever). Without, `limit` alone bounds the read. */
   scanLimit: number
   validate?: boolean
   /** Read a log broker from this position instead of the queue's head (capabilities.logBrowse). */
@@ -31,6 +31,8 @@ const PAGE = 500
 
 export async function browseQueue(adapter: BrokerAdapter, request: BrowseRequest, onView?: (view: MessageView) => void): Promise<BrowseOutcome> {
   const selectors = request.selectors ?? []
+  // The scan cap exists for filters; an unfiltered read of N messages must return N.
+  const scanLimit = selectors.length > 0 ? request.scanLimit : Math.max(request.scanLimit, request.limit)
   const views: MessageView[] = []
   let scanned = 0
   let truncated = false
@@ -44,7 +46,7 @@ export async function browseQueue(adapter: BrokerAdapter, request: BrowseRequest
   let matched = 0
   if (!adapter.capabilities.truePeek) {
     // Browsing has a cost on this broker (redelivery flags): read once, as few as possible.
-    const wanted = selectors.length > 0 ? request.scanLimit : Math.min(request.limit, request.scanLimit)
+    const wanted = selectors.length > 0 ? scanLimit : Math.min(request.limit, scanLimit)
     const page = await adapter.browse(request.queue, {limit: wanted, ...(request.from ? {from: request.from} : {})})
     for (const message of page) {
       scanned++
@@ -54,7 +56,7 @@ export async function browseQueue(adapter: BrokerAdapter, request: BrowseRequest
     return {views, scanned, truncated}
   }
   while (matched < request.limit) {
-    const size = Math.min(PAGE, request.scanLimit - scanned, selectors.length > 0 ? PAGE : request.limit - matched)
+    const size = Math.min(PAGE, scanLimit - scanned, selectors.length > 0 ? PAGE : request.limit - matched)
     if (size <= 0) {
       truncated = true
       break
