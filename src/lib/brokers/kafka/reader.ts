@@ -5,7 +5,7 @@
  * fetch response per partition being read.
  */
 import type {PartitionProgress} from './state.js'
-import type {KafkaRecord, KafkaWire, PartitionLayout, Watermarks} from './client/wire.js'
+import type {KafkaClient, KafkaRecord, PartitionLayout, Watermarks} from './client/index.js'
 
 export class PartitionReader {
   private buffer: KafkaRecord[] = []
@@ -14,7 +14,7 @@ export class PartitionReader {
   private afterBuffer = 0
 
   constructor(
-    private readonly wire: KafkaWire,
+    private readonly client: KafkaClient,
     private readonly topic: string,
     readonly layout: PartitionLayout,
     /** The next offset to look at. */
@@ -49,10 +49,10 @@ export class PartitionReader {
       // Jump over finished runs without fetching them.
       this.position = this.progress().nextWaiting(this.position)
       if (this.position >= this.end) return undefined
-      const result = await this.wire.fetch(this.topic, this.layout, this.position, this.fetchBytes)
+      const result = await this.client.fetch(this.topic, this.layout, this.position, this.fetchBytes)
       if (result.outOfRange === true) {
         // Retention deleted records while bq read: carry on from the new log start, if it moved.
-        const low = (await this.wire.watermarks(this.topic, [this.layout])).get(this.partition)?.low ?? this.position
+        const low = (await this.client.watermarks(this.topic, [this.layout])).get(this.partition)?.low ?? this.position
         if (low <= this.position) return undefined
         this.position = low
         continue

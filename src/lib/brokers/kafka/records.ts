@@ -2,16 +2,14 @@
  * Kafka records ↔ bq messages: the §6 projection on the way out (value = body, `bq-` headers,
  * timestamp = meta.created_at) and the display + inverse projection on the way in.
  */
-import type {IHeaders, Message} from 'kafkajs'
-
 import {BYPASS_MARKER_VALUE} from '../shared/native-values.js'
 import {kafkaHeaders, kafkaNativeFields, kafkaTimestamp} from './binding.js'
 import {REPLAY_BYPASS_HEADER} from '../../envelope/fields.js'
 import type {BrokerMessage, OutgoingMessage} from '../adapter.js'
-import type {KafkaRecord} from './client/wire.js'
+import type {KafkaMessage, KafkaRecord} from './client/index.js'
 
 /** The record bq produces for a message. A body that is not an envelope gets no `bq-` headers. */
-export function toKafkaMessage(message: OutgoingMessage): Message {
+export function toKafkaMessage(message: OutgoingMessage): KafkaMessage {
   if (message.fields === null) {
     return {value: message.body, ...(message.bypass ? {headers: {[REPLAY_BYPASS_HEADER]: BYPASS_MARKER_VALUE}} : {})}
   }
@@ -19,8 +17,8 @@ export function toKafkaMessage(message: OutgoingMessage): Message {
 }
 
 /** A record exactly as it was (key, value, every header, timestamp), for putting it back on its partition. */
-export function copyOfRecord(record: KafkaRecord, partition: number): Message {
-  return {partition, key: record.key, value: record.value, headers: record.headers as IHeaders, timestamp: String(record.timestamp)}
+export function copyOfRecord(record: KafkaRecord, partition: number): KafkaMessage {
+  return {partition, key: record.key, value: record.value, headers: record.headers, timestamp: String(record.timestamp)}
 }
 
 /** Most a record batch spends on one record besides its key, value and headers (kafka-batch-encoder.ts: length, attributes, deltas, length prefixes). */
@@ -33,7 +31,7 @@ const HEADER_OVERHEAD = 5
  * to the varint widths, which it takes at their widest; strings count one byte per character, so
  * non-ASCII text can take more, and a batch the broker still finds too large is split.
  */
-export function recordSize(message: Message): number {
+export function recordSize(message: KafkaMessage): number {
   let size = RECORD_OVERHEAD + lengthOf(message.value) + lengthOf(message.key)
   const headers = message.headers
   if (headers !== undefined) {

@@ -105,7 +105,7 @@ function parseHostPort(entry: string, displayUrl: string): string {
   if (match === null) throw new UsageError(`${displayUrl}: "${entry}" is not a host[:port]`)
   const port = match[2] === undefined ? DEFAULT_KAFKA_PORT : Number(match[2])
   if (port < 1 || port > 65_535) throw new UsageError(`${displayUrl}: port ${port} is out of range`)
-  // kafkajs takes IPv6 literals without brackets.
+  // The Kafka client (client/) takes IPv6 literals without brackets.
   const host = match[1].startsWith('[') ? match[1].slice(1, -1) : match[1]
   return `${host}:${port}`
 }

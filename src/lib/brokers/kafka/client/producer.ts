@@ -5,7 +5,7 @@
  * topic is created; an existing one is never changed. Record timestamps follow
  * kafka-timestamps.ts: meta.created_at unless the topic would delete or refuse it.
  */
-import kafkajs, {type Admin, type Kafka, type Message} from 'kafkajs'
+import kafkajs, {type Admin, type Kafka} from 'kafkajs'
 
 import {BqError} from '../../../errors.js'
 import type {BatchRecord} from './batch-encoder.js'
@@ -17,7 +17,7 @@ import {protocolError} from './produce-request.js'
 import {DEFAULT_RULES, rulesFromConfig, timestampIsSafe, type TimestampRules} from '../timestamps.js'
 import {recordSize} from '../records.js'
 import type {KafkaTarget} from '../url.js'
-import type {KafkaWire} from './wire.js'
+import type {KafkaMessage, KafkaWire} from './wire.js'
 
 const {ConfigResourceTypes} = kafkajs
 const TIMESTAMP_CONFIGS = ['cleanup.policy', 'retention.ms', 'message.timestamp.type', 'message.timestamp.before.max.ms', 'message.timestamp.after.max.ms', 'message.timestamp.difference.max.ms']
@@ -52,7 +52,7 @@ export class KafkaPublisher {
   }
 
   /** Resolves once every record is acknowledged by all in-sync replicas, in order per partition. */
-  async publish(topic: string, messages: Message[]): Promise<void> {
+  async publish(topic: string, messages: KafkaMessage[]): Promise<void> {
     if (messages.length === 0) return
     await this.ensureTopic(topic)
     const rules = await this.timestampRules(topic)
@@ -139,7 +139,7 @@ export class KafkaPublisher {
  * The record as the encoder takes it. The timestamp is meta.created_at when the topic keeps and
  * accepts it (kafka-timestamps.ts), else now; a record without one is stamped now too.
  */
-function outgoing(message: Message, now: number, rules: TimestampRules): Outgoing {
+function outgoing(message: KafkaMessage, now: number, rules: TimestampRules): Outgoing {
   const stamp = message.timestamp === undefined ? NaN : Number(message.timestamp)
   const timestamp = Number.isSafeInteger(stamp) && timestampIsSafe(stamp, now, rules) ? stamp : now
   return {key: message.key, value: message.value, headers: message.headers, timestamp, partition: message.partition}

@@ -26,13 +26,29 @@ const EARLIEST = -2
 const LATEST = -1
 const ATTEMPTS = 6
 
+/** Record headers, bq's own type: a repeated name holds an array of values (one header each). */
+export type KafkaHeaders = Record<string, Buffer | string | Array<Buffer | string> | undefined>
+
+/** A record as bq reads it. */
 export interface KafkaRecord {
+  partition: number
   offset: number
   key: Buffer | null
   value: Buffer
-  headers: Record<string, Buffer | string | Array<Buffer | string> | undefined>
+  headers: KafkaHeaders
   /** Unix ms. */
   timestamp: number
+}
+
+/** A record as bq hands it to the produce path (producer.ts). */
+export interface KafkaMessage {
+  /** Where it must go (a drain puts a record back on its partition); else chosen by key or batch (partitioner.ts). */
+  partition?: number
+  key?: Buffer | string | null
+  value: Buffer | string | null
+  headers?: KafkaHeaders
+  /** Unix ms as a decimal string; the produce path may stamp the current time instead (timestamps.ts). */
+  timestamp?: string
 }
 
 export interface PartitionLayout {
@@ -68,7 +84,7 @@ interface RawRecord {
   offset: string
   key: Buffer | null
   value: Buffer | null
-  headers?: KafkaRecord['headers']
+  headers?: KafkaHeaders
   timestamp: string
   isControlRecord?: boolean
 }
@@ -283,7 +299,7 @@ export class KafkaWire {
       // kafkajs's own batch filter: drops records below the requested offset (a compressed batch
       // starts earlier), control records, and records of aborted transactions.
       const visible = new this.Batch(topic, String(offset), data).messages
-      return {records: visible.map(toRecord), next}
+      return {records: visible.map((raw) => toRecord(raw, partition.partition)), next}
     }, topic)
   }
 
@@ -365,8 +381,9 @@ export function toOffset(text: string | number): number {
   return value
 }
 
-function toRecord(raw: RawRecord): KafkaRecord {
+function toRecord(raw: RawRecord, partition: number): KafkaRecord {
   return {
+    partition,
     offset: toOffset(raw.offset),
     key: raw.key ?? null,
     // A tombstone (null value) has an empty body: bq shows it as a poison message.
