@@ -31,6 +31,13 @@ export interface Capabilities {
    */
   ordered?: boolean
   /**
+   * A drain hands out only the messages the queue held when it started: one published during
+   * the run waits for the next run (the contract suite asserts it). Absent = true. False where
+   * the broker cannot tell a newer message from an older one (SQS: a drain is bounded by the
+   * ApproximateNumberOfMessages it saw at its start, a count, not a position).
+   */
+  drainBoundedAtStart?: boolean
+  /**
    * `--bypass` has an effect: the replay marker reaches consumers. Defaults to `headers`; a
    * broker without headers may offer a documented side channel instead (Redis `?bypass_ttl=`).
    */

@@ -557,7 +557,7 @@ test('drain: a killed process (SIGKILL) leaves every un-acked message on the que
   const messages = outgoing(20, queue)
   await adapter.publish(queue, messages)
   const script = `
-    import {createRabbitAdapter} from '../../integration/src/lib/brokers/rabbitmq.ts'
+    import {createRabbitAdapter} from './src/lib/brokers/rabbitmq/adapter.ts'
     const adapter = await createRabbitAdapter(new URL(process.env.URL), 'amqp://redacted')
     const session = await adapter.drain(process.env.QUEUE)
     const batch = await session.next(12)
@@ -658,7 +658,7 @@ test('a lost adapter connection fails later calls in one line; close is safe twi
 test('capabilities', async (t) => {
   if (!(await live(t))) return
   const adapter = await open()
-  assert.deepEqual(adapter.capabilities, {truePeek: false, headers: true, delay: false, nativeDlq: true, atomicMove: false, ordered: true})
+  assert.deepEqual(adapter.capabilities, {truePeek: false, headers: true, delay: false, nativeDlq: true, atomicMove: false, ordered: true, afterCrash: 'broker-returns'})
   assert.equal(adapter.kind, 'rabbitmq')
   assert.equal(adapter.displayUrl, redactUrl(AMQP_URL))
 })

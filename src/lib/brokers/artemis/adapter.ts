@@ -24,15 +24,17 @@
  */
 import {BqError, UsageError} from '../../errors.js'
 import type {BrokerAdapter, BrokerMessage, BrowseOptions, Capabilities, DrainOptions, DrainSession, OutgoingMessage} from '../adapter.js'
+import {AdapterBase} from '../shared/adapter-base.js'
+import {EmptyDrainSession} from '../shared/drain-guard.js'
 import {artemisBinding} from './binding.js'
 import {ArtemisBrowser} from './browse.js'
 import {ArtemisConnection} from './connection.js'
-import {ArtemisDrainSession, DEFAULT_SESSION_BUFFER, EmptyDrainSession, type ArtemisDrainTuning} from './drain.js'
+import {ArtemisDrainSession, DEFAULT_SESSION_BUFFER, type ArtemisDrainTuning} from './drain.js'
 import {ArtemisManagement, type ManagementReply} from './management.js'
 import {toBrokerMessage} from './message.js'
 import {ArtemisPublisher} from './publish.js'
 import {parseArtemisUrl, type ArtemisTarget} from './url.js'
-import {checkBrowse, checkQueue} from '../shared/check-arguments.js'
+import {checkBrowse} from '../shared/check-arguments.js'
 
 export const ARTEMIS_CAPABILITIES: Capabilities = {
   truePeek: true,
@@ -59,7 +61,7 @@ export interface ArtemisAdapterOptions {
 
 type QueueStats = {exists: false} | {exists: true; ready: number}
 
-class ArtemisAdapter implements BrokerAdapter {
+class ArtemisAdapter extends AdapterBase<ArtemisDrainSession> {
   readonly kind = 'artemis'
   readonly capabilities = ARTEMIS_CAPABILITIES
   readonly binding = artemisBinding
@@ -68,20 +70,19 @@ class ArtemisAdapter implements BrokerAdapter {
   private management: Promise<ArtemisManagement | undefined> | undefined
   private managementWorks: Promise<boolean> | undefined
   private cursor: ArtemisBrowser | undefined
-  private readonly sessions = new Set<DrainSession>()
-  private closed = false
 
   constructor(
     private readonly connection: ArtemisConnection,
     private readonly target: ArtemisTarget,
-    readonly displayUrl: string,
+    displayUrl: string,
     private readonly options: ArtemisAdapterOptions,
   ) {
+    super(displayUrl, {name: 'Artemis'})
     this.publisher = new ArtemisPublisher(connection)
   }
 
   async publish(queue: string, messages: OutgoingMessage[]): Promise<void> {
-    this.check(queue)
+    this.check(queue, `publish to ${queue}`)
     for (const message of messages) {
       const delay = message.delayMs
       if (delay !== undefined && !(Number.isFinite(delay) && delay >= 0)) throw new UsageError(`a delay must be a non-negative number of milliseconds, got ${delay}`)
@@ -91,7 +92,7 @@ class ArtemisAdapter implements BrokerAdapter {
   }
 
   async browse(queue: string, options: BrowseOptions): Promise<BrokerMessage[]> {
-    this.check(queue)
+    this.check(queue, `browse ${queue}`)
     const {limit, offset} = checkBrowse(options)
     if (limit === 0) return []
     // Opening a browser on an unknown name would auto-create the queue: look first (a cursor
@@ -104,22 +105,22 @@ class ArtemisAdapter implements BrokerAdapter {
   }
 
   async count(queue: string): Promise<number> {
-    this.check(queue)
+    this.check(queue, `count ${queue}`)
     const stats = await this.stats(queue)
     if (stats === undefined) return this.countByBrowsing(queue)
     return stats.exists ? stats.ready : 0
   }
 
   async drain(queue: string, options: DrainOptions = {}): Promise<DrainSession> {
-    this.check(queue)
+    this.check(queue, `drain ${queue}`)
     const max = options.max ?? 0
     if (!Number.isSafeInteger(max) || max < 0) throw new UsageError(`drain max must be a non-negative integer, got ${max}`)
     const stats = await this.stats(queue)
-    if (stats?.exists === false) return new EmptyDrainSession()
+    if (stats?.exists === false) return new EmptyDrainSession(`Artemis drain of "${queue}"`)
     // The drain takes no more than what was ready when it started.
     const ready = stats === undefined ? await this.countByBrowsing(queue) : stats.ready
     const limit = max > 0 ? Math.min(max, ready) : ready
-    if (limit === 0) return new EmptyDrainSession()
+    if (limit === 0) return new EmptyDrainSession(`Artemis drain of "${queue}"`)
     await this.forgetCursor(queue)
     const tuning = this.options.drain ?? {}
     const connection = await ArtemisConnection.open(this.target, this.displayUrl, `drain ${queue}`, {
@@ -129,25 +130,16 @@ class ArtemisAdapter implements BrokerAdapter {
     try {
       const receiver = await connection.openReceiver({source: {address: queue, capabilities: ['queue']}, credit_window: 0, autoaccept: false})
       const management = stats === undefined ? undefined : await ArtemisManagement.open(connection).catch(() => undefined)
-      const session: ArtemisDrainSession = new ArtemisDrainSession({connection, receiver, management, queue, limit, tuning, onClosed: () => this.sessions.delete(session)})
-      this.sessions.add(session)
-      return session
+      return this.track((untrack) => new ArtemisDrainSession({connection, receiver, management, queue, limit, tuning, onClosed: untrack}))
     } catch (error) {
       await connection.close()
       throw error
     }
   }
 
-  /** Artemis returns a dead connection's unsettled deliveries to their queue itself. */
-  async recover(queue: string): Promise<number> {
-    this.check(queue)
-    return 0
-  }
+  // recover() is the base's: Artemis returns a dead connection's unsettled deliveries to their queue itself.
 
-  async close(): Promise<void> {
-    if (this.closed) return
-    this.closed = true
-    for (const session of [...this.sessions]) await session.close().catch(() => undefined)
+  protected async release(): Promise<void> {
     await this.cursor?.close().catch(() => undefined)
     await this.publisher.close().catch(() => undefined)
     const management = await this.management?.catch(() => undefined)
@@ -246,9 +238,9 @@ class ArtemisAdapter implements BrokerAdapter {
     await cursor.close().catch(() => undefined)
   }
 
-  private check(queue: string): void {
-    checkQueue(queue, this.displayUrl)
-    if (this.closed) throw new BqError(`the Artemis adapter for ${this.displayUrl} is closed`, {code: 'adapter-closed'})
+  /** Also fails once the adapter's connection is lost (with the reason the connection gave). */
+  protected override check(queue: string, what: string): void {
+    super.check(queue, what)
     this.connection.assertOpen()
   }
 }

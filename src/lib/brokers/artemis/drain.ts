@@ -27,13 +27,13 @@
  */
 import type {Delivery, EventContext, Message, Receiver} from 'rhea'
 
-import {BqError, ConnectionError, UsageError} from '../../errors.js'
+import {BqError, ConnectionError} from '../../errors.js'
 import type {DrainSession, ReservedMessage} from '../adapter.js'
 import {creditOf, flushed, type ArtemisConnection} from './connection.js'
 import type {ArtemisManagement} from './management.js'
 import {toBrokerMessage} from './message.js'
+import {DrainGuard} from '../shared/drain-guard.js'
 import {SerialLock} from '../shared/serial-lock.js'
-import {checkBatch} from '../shared/check-arguments.js'
 
 export interface ArtemisDrainTuning {
   /** Messages in flight between the broker and bq ahead of the caller (default 1000). */
@@ -96,13 +96,13 @@ export class ArtemisDrainSession implements DrainSession {
   private lastDeliveryId = -1
   private calls = 0
   private exhausted = false
-  private failure: BqError | undefined
-  private closed = false
+  private readonly guard: DrainGuard<Handle>
   private wake: (() => void) | undefined
   private drainedWaiter: (() => void) | undefined
   private readonly stopWatching: () => void
 
   constructor(private readonly init: ArtemisDrainInit) {
+    this.guard = new DrainGuard(this, `Artemis drain of "${init.queue}"`)
     this.window = Math.max(1, Math.floor(init.tuning?.window ?? DEFAULT_WINDOW))
     this.idleMs = init.tuning?.idleMs ?? 250
     this.capacity = init.tuning?.sessionBuffer ?? DEFAULT_SESSION_BUFFER
@@ -110,7 +110,7 @@ export class ArtemisDrainSession implements DrainSession {
     receiver.on('message', (context: EventContext) => this.onDelivery(context))
     receiver.on('receiver_drained', () => this.drainedWaiter?.())
     receiver.on('receiver_close', () => {
-      if (this.closed) return
+      if (this.guard.isClosed) return
       this.fail(new BqError(`Artemis closed the drain of queue "${queue}" on ${connection.displayUrl}: ${connection.describe(receiver.error ?? 'no reason given')}; its unsettled messages went back to the queue`, {code: 'consumer-closed'}))
     })
     this.stopWatching = connection.onLost((error) => {
@@ -125,8 +125,7 @@ export class ArtemisDrainSession implements DrainSession {
 
   async next(max: number): Promise<ReservedMessage[]> {
     return this.lock.run(async () => {
-      this.assertUsable()
-      const want = Math.min(checkBatch(max), this.init.limit - this.handed)
+      const want = Math.min(this.guard.checkNext(max), this.init.limit - this.handed)
       if (want <= 0) return []
       // A first call holds no more than it asked for (the rest stays ready for others and in
       // counts); once the caller streams, the broker works a window ahead.
@@ -139,12 +138,12 @@ export class ArtemisDrainSession implements DrainSession {
         }
         const before = this.delivered
         await this.waitForDelivery()
-        this.assertUsable()
+        this.guard.checkOpen('take messages')
         if (this.delivered > before) continue
         // Nothing for a while: have the broker send what it has now and report the rest of the
         // credit used up. Nothing new then means the queue has no more for us.
         await this.drainCredit()
-        this.assertUsable()
+        this.guard.checkOpen('take messages')
         if (this.delivered === before) this.exhausted = true
       }
       const batch: ReservedMessage[] = []
@@ -167,7 +166,6 @@ export class ArtemisDrainSession implements DrainSession {
   async ack(messages: ReservedMessage[]): Promise<void> {
     if (messages.length === 0) return
     return this.lock.run(async () => {
-      this.assertUsable()
       const entries = this.own(messages, 'ack')
       for (const entry of entries) {
         entry.delivery.accept()
@@ -179,14 +177,13 @@ export class ArtemisDrainSession implements DrainSession {
       // answered after the broker handled what was sent before it, so ack() resolves once the
       // messages are gone from the queue, not while the acks sit in a socket buffer.
       if (this.init.management !== undefined) await this.init.management.attribute('broker', 'version').catch(() => undefined)
-      this.assertUsable()
+      this.guard.checkOpen('ack')
     })
   }
 
   async release(messages: ReservedMessage[]): Promise<void> {
     if (messages.length === 0) return
     return this.lock.run(async () => {
-      this.assertUsable()
       // Nothing to tell the broker yet: the delivery stays unsettled, so this run does not get it
       // again, and goes back to the queue at close.
       for (const entry of this.own(messages, 'release')) {
@@ -197,27 +194,27 @@ export class ArtemisDrainSession implements DrainSession {
   }
 
   async close(): Promise<void> {
-    if (this.closed) return
-    this.closed = true
-    this.init.onClosed?.()
-    this.wake?.()
-    this.drainedWaiter?.()
-    await this.lock.run(async () => {
-      const {connection, receiver} = this.init
-      if (connection.lost === undefined) {
-        // One outcome for all, in delivery order; Artemis restores message-id order by itself.
-        for (const entry of this.unsettled.values()) entry.delivery.release()
-        this.unsettled.clear()
-        this.outstanding.clear()
-        this.held = []
-        await flushed()
-        await connection.closeLink(receiver)
-        await this.init.management?.close().catch(() => undefined)
-      }
-      this.stopWatching()
-      // The broker answers the close after it handled every frame before it: the released
-      // messages are back on the queue when this resolves.
-      await connection.close()
+    return this.guard.close(async () => {
+      this.init.onClosed?.()
+      this.wake?.()
+      this.drainedWaiter?.()
+      await this.lock.run(async () => {
+        const {connection, receiver} = this.init
+        if (connection.lost === undefined) {
+          // One outcome for all, in delivery order; Artemis restores message-id order by itself.
+          for (const entry of this.unsettled.values()) entry.delivery.release()
+          this.unsettled.clear()
+          this.outstanding.clear()
+          this.held = []
+          await flushed()
+          await connection.closeLink(receiver)
+          await this.init.management?.close().catch(() => undefined)
+        }
+        this.stopWatching()
+        // The broker answers the close after it handled every frame before it: the released
+        // messages are back on the queue when this resolves.
+        await connection.close()
+      })
     })
   }
 
@@ -225,7 +222,7 @@ export class ArtemisDrainSession implements DrainSession {
     const delivery = context.delivery
     const message = context.message
     if (delivery === undefined || message === undefined) return
-    if (this.closed) {
+    if (this.guard.isClosed) {
       delivery.release()
       return
     }
@@ -305,44 +302,14 @@ export class ArtemisDrainSession implements DrainSession {
     return this.buffer.length - this.bufferHead
   }
 
+  /** The entries behind messages this session handed out and has not settled. */
   private own(messages: ReservedMessage[], action: string): Entry[] {
-    const seen = new Set<number>()
-    return messages.map((message) => {
-      const handle = message.handle as Handle | undefined
-      if (handle === undefined || handle.session !== this) throw new BqError(`cannot ${action} a message that this Artemis drain of "${this.init.queue}" did not hand out`, {code: 'foreign-message'})
-      const entry = this.outstanding.get(handle.seq)
-      if (entry === undefined || seen.has(handle.seq)) throw new BqError(`message ${handle.seq} of the drain of "${this.init.queue}" was already acked or released`, {code: 'already-settled'})
-      seen.add(handle.seq)
-      return entry
-    })
-  }
-
-  private assertUsable(): void {
-    if (this.failure !== undefined) throw this.failure
-    if (this.closed) throw new BqError(`the Artemis drain of "${this.init.queue}" is closed`, {code: 'session-closed'})
+    return this.guard.claim(messages, action, (handle) => this.outstanding.get(handle.seq))
   }
 
   private fail(error: BqError): void {
-    this.failure ??= error
+    this.guard.fail(error)
     this.wake?.()
     this.drainedWaiter?.()
   }
-}
-
-/** A drain of a queue with nothing to take (empty or absent): no connection, no link. */
-export class EmptyDrainSession implements DrainSession {
-  async next(max: number): Promise<ReservedMessage[]> {
-    checkBatch(max)
-    return []
-  }
-
-  async ack(messages: ReservedMessage[]): Promise<void> {
-    if (messages.length > 0) throw new UsageError('this drain handed out no messages')
-  }
-
-  async release(messages: ReservedMessage[]): Promise<void> {
-    if (messages.length > 0) throw new UsageError('this drain handed out no messages')
-  }
-
-  async close(): Promise<void> {}
 }

@@ -1,5 +1,5 @@
 /**
- * Apache Kafka adapter (kafkajs): `kafka://host:port[,host:port][?sasl=…&ssl=…]` (kafka-url.ts).
+ * Apache Kafka adapter (its client library behind client/index.ts): `kafka://host:port[,host:port][?sasl=…&ssl=…]` (kafka-url.ts).
  *
  * A queue is a topic. Publishing projects the envelope onto `bq-` record headers and the record
  * timestamp (bindings/kafka.ts) through an idempotent producer with acks=all. Reading never joins
@@ -12,19 +12,16 @@
  * inspect and dry runs all read this same view, in partition order then offset order.
  * `BrowseOptions.from` reads the log itself instead, whatever the redrive group has done.
  */
-import type {Message} from 'kafkajs'
-
-import {BqError, ConnectionError, UsageError} from '../../errors.js'
+import {UsageError} from '../../errors.js'
 import type {BrokerAdapter, BrokerMessage, BrowseFrom, BrowseOptions, Capabilities, DrainOptions, DrainSession, OutgoingMessage, RelatedQueue} from '../adapter.js'
 import {kafkaBinding} from './binding.js'
 import {KafkaDrainSession, type DrainPartition} from './drain.js'
-import {connectionReason} from './client/errors.js'
-import {KafkaPublisher} from './client/producer.js'
 import {PartitionReader, TopicScan} from './reader.js'
 import {toBrokerMessage, toKafkaMessage} from './records.js'
 import {PartitionProgress} from './state.js'
 import {parseKafkaUrl, type KafkaTarget} from './url.js'
-import {KafkaWire, createKafkaClient, type PartitionLayout, type Watermarks} from './client/wire.js'
+import {connectKafka, type KafkaClient, type KafkaMessage, type PartitionLayout, type Watermarks} from './client/index.js'
+import {AdapterBase} from '../shared/adapter-base.js'
 import {checkBrowse, checkQueue} from '../shared/check-arguments.js'
 
 export const KAFKA_CAPABILITIES: Capabilities = {
@@ -70,15 +67,7 @@ export async function createAdapterFromString(rawUrl: string, displayUrl: string
 
 /** Connects (authenticating, failing within seconds with a ConnectionError) and returns the adapter. */
 export async function createKafkaAdapter(target: KafkaTarget, displayUrl: string, options: KafkaAdapterOptions = {}): Promise<KafkaAdapter> {
-  const kafka = createKafkaClient(target)
-  let wire: KafkaWire
-  try {
-    wire = await KafkaWire.connect(kafka, displayUrl, target.secrets)
-  } catch (error) {
-    if (error instanceof BqError) throw error
-    throw new ConnectionError(`cannot connect to ${displayUrl}: ${connectionReason(error, target.secrets)}`, error)
-  }
-  return new KafkaAdapter(wire, new KafkaPublisher(kafka, wire, target, displayUrl), displayUrl, options)
+  return new KafkaAdapter(await connectKafka(target, displayUrl), displayUrl, options)
 }
 
 /** A topic as bq sees it right now: its partitions, their watermarks and the redrive progress. */
@@ -91,28 +80,27 @@ interface TopicView {
   fingerprint: string
 }
 
-export class KafkaAdapter implements BrokerAdapter {
+export class KafkaAdapter extends AdapterBase<KafkaDrainSession> {
   readonly kind = 'kafka'
   readonly capabilities = KAFKA_CAPABILITIES
   readonly binding = kafkaBinding
-  private readonly sessions = new Set<KafkaDrainSession>()
   /** The last browse of each topic, so paging through it reads each record once. */
   private readonly scans = new Map<string, TopicScan>()
-  private closed = false
 
   constructor(
-    private readonly wire: KafkaWire,
-    private readonly publisher: KafkaPublisher,
-    readonly displayUrl: string,
+    private readonly client: KafkaClient,
+    displayUrl: string,
     private readonly options: KafkaAdapterOptions = {},
-  ) {}
+  ) {
+    super(displayUrl, {name: 'Kafka'})
+  }
 
   async publish(queue: string, messages: OutgoingMessage[]): Promise<void> {
     const topic = this.topic(queue)
     if (messages.some((message) => (message.delayMs ?? 0) > 0)) {
       throw new UsageError(`${this.displayUrl}: Kafka has no delayed delivery (the binding's retry topics <topic>.retry.<n> are run by the SDKs): publish without --delay`)
     }
-    await this.publisher.publish(topic, messages.map(toKafkaMessage))
+    await this.client.publish(topic, messages.map(toKafkaMessage))
   }
 
   async browse(queue: string, options: BrowseOptions): Promise<BrokerMessage[]> {
@@ -172,7 +160,7 @@ export class KafkaAdapter implements BrokerAdapter {
     for (const layout of view?.layout ?? []) {
       const progress = view!.progress.get(layout.partition)!
       const part: DrainPartition = {
-        reader: new PartitionReader(this.wire, topic, layout, progress.committed, view!.marks.get(layout.partition)!.high, () => part.progress, DRAIN_FETCH_BYTES),
+        reader: new PartitionReader(this.client, topic, layout, progress.committed, view!.marks.get(layout.partition)!.high, () => part.progress, DRAIN_FETCH_BYTES),
         progress,
         inFlight: new Map(),
         released: 0,
@@ -180,19 +168,17 @@ export class KafkaAdapter implements BrokerAdapter {
       }
       partitions.push(part)
     }
-    const session: KafkaDrainSession = new KafkaDrainSession({
-      wire: this.wire,
+    return this.track((untrack) => new KafkaDrainSession({
+      client: this.client,
       topic,
       groupId: redriveGroup(topic),
       partitions,
       max,
-      reappend: (messages: Message[]) => this.publisher.publish(topic, messages),
+      reappend: (messages: KafkaMessage[]) => this.client.publish(topic, messages),
       softLimit: this.options.stateSoftLimit,
       hardLimit: this.options.stateHardLimit,
-      onClose: (closing) => this.sessions.delete(closing),
-    })
-    this.sessions.add(session)
-    return session
+      onClose: untrack,
+    }))
   }
 
   /**
@@ -204,41 +190,30 @@ export class KafkaAdapter implements BrokerAdapter {
     const base = this.topic(queue).replace(/\.dlq$/, '')
     // Topic names are [a-zA-Z0-9._-]: only the dots need escaping.
     const tier = new RegExp(`^${base.replaceAll('.', '\\.')}\\.retry\\.(\\d+)$`)
-    const tiers = (await this.wire.topicNames())
+    const tiers = (await this.client.topicNames())
       .map((name) => ({name, n: tier.exec(name)?.[1]}))
       .filter((entry): entry is {name: string; n: string} => entry.n !== undefined)
       .sort((a, b) => Number(a.n) - Number(b.n))
     const related: RelatedQueue[] = []
     for (const {name, n} of tiers) {
-      const layout = await this.wire.layout(name)
+      const layout = await this.client.layout(name)
       let records = 0
-      if (layout !== undefined) for (const mark of (await this.wire.watermarks(name, layout)).values()) records += mark.high - mark.low
+      if (layout !== undefined) for (const mark of (await this.client.watermarks(name, layout)).values()) records += mark.high - mark.low
       related.push({queue: name, role: `retry tier ${Number(n)}`, count: records})
     }
     return related
   }
 
-  /** Nothing to recover: a crashed run's uncommitted records simply wait in the log. */
-  async recover(queue: string): Promise<number> {
-    this.topic(queue)
-    return 0
-  }
+  // recover() is the base's: a crashed run's uncommitted records simply wait in the log.
 
-  async close(): Promise<void> {
-    if (this.closed) return
-    this.closed = true
-    try {
-      for (const session of [...this.sessions]) await session.close().catch(() => undefined)
-    } finally {
-      await this.publisher.close()
-      await this.wire.close()
-    }
+  protected async release(): Promise<void> {
+    await this.client.close()
   }
 
   /** Where a log browse starts in each partition (never below the log start; partitions left out are skipped). */
   private async logStarts(topic: string, view: TopicView, from: BrowseFrom): Promise<Map<number, number>> {
     const starts = new Map<number, number>()
-    const times = from.kind === 'time' ? await this.wire.offsetsForTime(topic, view.layout, from.at) : undefined
+    const times = from.kind === 'time' ? await this.client.offsetsForTime(topic, view.layout, from.at) : undefined
     for (const {partition} of view.layout) {
       const {low, high} = view.marks.get(partition)!
       let start: number
@@ -258,16 +233,16 @@ export class KafkaAdapter implements BrokerAdapter {
 
   private reader(topic: string, layout: PartitionLayout, view: TopicView, fetchBytes: number): PartitionReader {
     const progress = view.progress.get(layout.partition)!
-    return new PartitionReader(this.wire, topic, layout, progress.committed, view.marks.get(layout.partition)!.high, () => progress, fetchBytes)
+    return new PartitionReader(this.client, topic, layout, progress.committed, view.marks.get(layout.partition)!.high, () => progress, fetchBytes)
   }
 
   /** The topic's layout, watermarks and redrive progress; undefined when the topic does not exist. */
   private async view(topic: string): Promise<TopicView | undefined> {
-    const layout = await this.wire.layout(topic)
+    const layout = await this.client.layout(topic)
     if (layout === undefined) return undefined
     const partitions = layout.map((entry) => entry.partition)
-    const marks = await this.wire.watermarks(topic, layout)
-    const held = await this.wire.groupOffsets(redriveGroup(topic), topic, partitions)
+    const marks = await this.client.watermarks(topic, layout)
+    const held = await this.client.groupOffsets(redriveGroup(topic), topic, partitions)
     const progress = new Map<number, PartitionProgress>()
     const committed = new Map<number, {offset: number; metadata: string}>()
     const fingerprint: Array<[number, number, string, number]> = []
@@ -281,9 +256,14 @@ export class KafkaAdapter implements BrokerAdapter {
     return {layout, marks, progress, committed, fingerprint: JSON.stringify(fingerprint)}
   }
 
-  private topic(queue: string): string {
+  /** Kafka's own topic-name rule. */
+  protected override check(queue: string, what: string): void {
+    this.topic(queue, what)
+  }
+
+  private topic(queue: string, what = `use topic ${queue}`): string {
     checkQueue(queue, this.displayUrl)
-    if (this.closed) throw new BqError(`the connection to ${this.displayUrl} is closed`)
+    this.ensureOpen(what)
     if (!TOPIC_NAME.test(queue) || queue === '.' || queue === '..') {
       throw new UsageError(`"${queue}" is not a valid Kafka topic name (letters, digits, ".", "_" and "-", at most 249 characters)`)
     }

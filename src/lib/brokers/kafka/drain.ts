@@ -18,16 +18,13 @@
  * Before each commit the group's current offsets are compared with what this run last saw: a
  * change means another redrive (or a tool) is working on the topic, and this run stops.
  */
-import type {Message} from 'kafkajs'
-
 import {BqError} from '../../errors.js'
 import type {DrainSession, ReservedMessage} from '../adapter.js'
-import {kafkaErrorType} from './client/errors.js'
 import type {PartitionReader} from './reader.js'
 import {copyOfRecord, toBrokerMessage} from './records.js'
 import type {PartitionProgress} from './state.js'
-import type {GroupOffset, KafkaRecord, KafkaWire, Watermarks} from './client/wire.js'
-import {checkBatch} from '../shared/check-arguments.js'
+import {kafkaErrorType, type GroupOffset, type KafkaClient, type KafkaMessage, type KafkaRecord, type Watermarks} from './client/index.js'
+import {DrainGuard} from '../shared/drain-guard.js'
 
 /** Metadata characters a released record may cost before released records are re-appended instead. */
 export const STATE_SOFT_LIMIT = 3000
@@ -61,26 +58,27 @@ export interface DrainPartition {
 }
 
 export interface KafkaDrainInit {
-  wire: KafkaWire
+  client: KafkaClient
   topic: string
   groupId: string
   partitions: DrainPartition[]
   /** 0 = no limit beyond the end offsets taken at the start. */
   max: number
   /** Re-appends records to their partitions of this topic (resolves once confirmed). */
-  reappend(messages: Message[]): Promise<void>
+  reappend(messages: KafkaMessage[]): Promise<void>
   softLimit?: number
   hardLimit?: number
-  onClose(session: KafkaDrainSession): void
+  onClose(): void
 }
 
 export class KafkaDrainSession implements DrainSession {
   private readonly byPartition = new Map<number, DrainPartition>()
   private current = 0
   private handedOut = 0
-  private closed = false
+  private readonly guard: DrainGuard<Handle>
 
   constructor(private readonly init: KafkaDrainInit) {
+    this.guard = new DrainGuard(this, `Kafka drain of topic "${init.topic}"`, init.onClose)
     for (const part of init.partitions) this.byPartition.set(part.reader.partition, part)
   }
 
@@ -89,9 +87,8 @@ export class KafkaDrainSession implements DrainSession {
   }
 
   async next(max: number): Promise<ReservedMessage[]> {
-    this.checkOpen('next')
     const limit = this.init.max > 0 ? this.init.max - this.handedOut : Number.POSITIVE_INFINITY
-    const want = Math.min(checkBatch(max), limit)
+    const want = Math.min(this.guard.checkNext(max), limit)
     const out: ReservedMessage[] = []
     while (out.length < want && this.current < this.init.partitions.length) {
       const part = this.init.partitions[this.current]
@@ -109,8 +106,7 @@ export class KafkaDrainSession implements DrainSession {
   }
 
   async ack(messages: ReservedMessage[]): Promise<void> {
-    this.checkOpen('ack')
-    const handles = this.handles(messages)
+    const handles = this.handles(messages, 'ack')
     const settled = groupByPartition(handles)
     // Commit first, from a projection: if the commit fails the messages are still in flight and
     // the caller can release them.
@@ -127,8 +123,7 @@ export class KafkaDrainSession implements DrainSession {
   }
 
   async release(messages: ReservedMessage[]): Promise<void> {
-    this.checkOpen('release')
-    const handles = this.handles(messages)
+    const handles = this.handles(messages, 'release')
     const reappend: Handle[] = []
     for (const [partition, offsets] of groupByPartition(handles)) {
       const part = this.part(partition)
@@ -183,15 +178,11 @@ export class KafkaDrainSession implements DrainSession {
   }
 
   async close(): Promise<void> {
-    if (this.closed) return
-    this.closed = true
-    try {
+    return this.guard.close(async () => {
       // Whatever is still in flight simply stays waiting in the log.
       for (const part of this.init.partitions) part.inFlight.clear()
       await this.commit(new Map(this.init.partitions.map((part) => [part.reader.partition, part.progress])), new Map())
-    } finally {
-      this.init.onClose(this)
-    }
+    })
   }
 
   /**
@@ -225,8 +216,8 @@ export class KafkaDrainSession implements DrainSession {
       entries.push({partition, part, next: {offset: encoded.offset, metadata: encoded.metadata}})
     }
     if (entries.length === 0) return
-    const {wire, groupId, topic} = this.init
-    const now = await wire.groupOffsets(groupId, topic, entries.map((entry) => entry.partition))
+    const {client, groupId, topic} = this.init
+    const now = await client.groupOffsets(groupId, topic, entries.map((entry) => entry.partition))
     for (const entry of entries) {
       const held = now.get(entry.partition)
       if (!same(held, entry.part.committed) && !same(held, entry.part.attempted)) {
@@ -242,7 +233,7 @@ export class KafkaDrainSession implements DrainSession {
     for (;;) {
       for (const entry of sending) entry.part.attempted = entry.next
       try {
-        await wire.commitOffsets(groupId, topic, sending.map((entry) => ({partition: entry.partition, ...entry.next})))
+        await client.commitOffsets(groupId, topic, sending.map((entry) => ({partition: entry.partition, ...entry.next})))
         break
       } catch (error) {
         if (kafkaErrorType(error) !== 'OFFSET_METADATA_TOO_LARGE' || sending.every((entry) => entry.next.metadata === '')) throw error
@@ -262,21 +253,8 @@ export class KafkaDrainSession implements DrainSession {
   }
 
   /** The handles behind messages this session handed out and has not settled. */
-  private handles(messages: ReservedMessage[]): Handle[] {
-    const seen = new Set<Handle>()
-    return messages.map((message) => {
-      const handle = message.handle as Handle | undefined
-      if (handle?.session !== this || this.part(handle.partition).inFlight.get(handle.record.offset) !== handle) {
-        throw new BqError(`a message passed to this drain of ${this.init.topic} was not handed out by it, or was already acked or released`)
-      }
-      if (seen.has(handle)) throw new BqError(`the same message was passed twice to one call on the drain of ${this.init.topic}`)
-      seen.add(handle)
-      return handle
-    })
-  }
-
-  private checkOpen(what: string): void {
-    if (this.closed) throw new BqError(`cannot ${what}: the drain of ${this.init.topic} is closed`)
+  private handles(messages: ReservedMessage[], action: string): Handle[] {
+    return this.guard.claim(messages, action, (handle) => (this.part(handle.partition).inFlight.get(handle.record.offset) === handle ? handle : undefined))
   }
 }
 

@@ -20,7 +20,9 @@
  * - drain: that subscription, Exclusive by default, through the consumer endpoint (pulsar-drain.ts).
  */
 import {BqError, UsageError} from '../../errors.js'
-import type {BrokerAdapter, BrokerMessage, BrowseOptions, Capabilities, DrainOptions, DrainSession, OutgoingMessage, ReservedMessage} from '../adapter.js'
+import type {BrokerAdapter, BrokerMessage, BrowseOptions, Capabilities, DrainOptions, DrainSession, OutgoingMessage} from '../adapter.js'
+import {AdapterBase} from '../shared/adapter-base.js'
+import {EmptyDrainSession} from '../shared/drain-guard.js'
 import {pulsarBinding} from './binding.js'
 import {PulsarAdmin} from './admin.js'
 import {PulsarDrainSession} from './drain.js'
@@ -60,28 +62,28 @@ export function createAdapter(url: URL, displayUrl: string, options: PulsarAdapt
   return new PulsarAdapter(parsePulsarUrl(url, displayUrl), displayUrl, options)
 }
 
-class PulsarAdapter implements BrokerAdapter {
+class PulsarAdapter extends AdapterBase<PulsarDrainSession> {
   readonly kind = 'pulsar'
   readonly capabilities = CAPABILITIES
   readonly binding = pulsarBinding
   private readonly admin: PulsarAdmin
   private readonly producers = new Map<string, PulsarProducer>()
   private readonly ensured = new Set<string>()
-  private readonly sessions = new Set<PulsarDrainSession>()
   /** A browse that stopped mid-view, kept so the next page continues instead of re-reading. */
   private cursor: {topic: string; nextOffset: number; reader: ViewReader} | undefined
-  private closed = false
 
   constructor(
     private readonly target: PulsarTarget,
-    readonly displayUrl: string,
+    displayUrl: string,
     private readonly options: PulsarAdapterOptions,
   ) {
+    // A drain whose close fails may leave its acknowledgements unapplied: say so.
+    super(displayUrl, {name: 'Pulsar', rethrowSessionErrors: true})
     this.admin = new PulsarAdmin(target, displayUrl)
   }
 
   async publish(queue: string, messages: OutgoingMessage[]): Promise<void> {
-    const topic = this.topic(queue)
+    const topic = this.topic(queue, `publish to ${queue}`)
     if (messages.length === 0) return
     await this.dropCursor(topic)
     await this.ensureSubscription(topic)
@@ -98,7 +100,7 @@ class PulsarAdapter implements BrokerAdapter {
   }
 
   async browse(queue: string, options: BrowseOptions): Promise<BrokerMessage[]> {
-    const topic = this.topic(queue)
+    const topic = this.topic(queue, `browse ${queue}`)
     const {limit, offset} = checkBrowse(options)
     if (limit === 0) return []
     let reader: ViewReader
@@ -136,7 +138,7 @@ class PulsarAdapter implements BrokerAdapter {
   }
 
   async count(queue: string): Promise<number> {
-    const topic = this.topic(queue)
+    const topic = this.topic(queue, `count ${queue}`)
     const view = await takeView(this.admin, topic, this.target.subscription)
     if (view === undefined || view.entries === 0) return 0
     let total = view.entries
@@ -158,44 +160,38 @@ class PulsarAdapter implements BrokerAdapter {
   }
 
   async drain(queue: string, options: DrainOptions = {}): Promise<DrainSession> {
-    const topic = this.topic(queue)
+    const topic = this.topic(queue, `drain ${queue}`)
     const max = options.max ?? 0
     if (!Number.isSafeInteger(max) || max < 0) throw new UsageError(`drain max must be a non-negative integer, got ${max}`)
     await this.dropCursor(topic)
     // An unknown topic drains as empty, and is not created by looking at it.
-    if ((await this.admin.internalStats(topic)) === undefined) return emptyDrain()
+    if ((await this.admin.internalStats(topic)) === undefined) return new EmptyDrainSession(`Pulsar drain of "${topic.local}"`)
     const {subscription} = this.target
     // Created at the earliest position: the drain then sees what browse showed before it existed.
     await this.admin.createSubscription(topic, subscription, 'earliest')
     const backlog = (await this.admin.stats(topic))?.subscriptions?.[subscription]?.msgBacklog ?? 0
     const limit = max > 0 ? Math.min(max, backlog) : backlog
     const inbox = await this.openConsumer(topic)
-    const session: PulsarDrainSession = new PulsarDrainSession({
-      inbox,
-      admin: this.admin,
-      target: this.target,
-      displayUrl: this.displayUrl,
-      topic,
-      limit,
-      idleMs: this.options.drainIdleMs,
-      onClose: (closing) => this.sessions.delete(closing),
-    })
-    this.sessions.add(session)
-    return session
+    return this.track(
+      (untrack) =>
+        new PulsarDrainSession({
+          inbox,
+          admin: this.admin,
+          target: this.target,
+          displayUrl: this.displayUrl,
+          topic,
+          limit,
+          idleMs: this.options.drainIdleMs,
+          onClose: untrack,
+        }),
+    )
   }
 
-  /** The broker returns a dead consumer's un-acknowledged messages by itself; nothing is staged. */
-  async recover(queue: string): Promise<number> {
-    this.topic(queue)
-    return 0
-  }
+  // recover() is the base's: the broker returns a dead consumer's un-acknowledged messages by itself; nothing is staged.
 
-  async close(): Promise<void> {
-    if (this.closed) return
-    this.closed = true
+  protected async release(): Promise<void> {
     const errors: unknown[] = []
     await this.dropCursor().catch((error: unknown) => errors.push(error))
-    for (const session of [...this.sessions]) await session.close().catch((error: unknown) => errors.push(error))
     for (const producer of this.producers.values()) await producer.close().catch((error: unknown) => errors.push(error))
     this.producers.clear()
     if (errors.length > 0) throw errors[0]
@@ -239,16 +235,14 @@ class PulsarAdapter implements BrokerAdapter {
     await cursor.reader.close()
   }
 
-  private topic(queue: string): Topic {
-    if (this.closed) throw new BqError(`the connection to ${this.displayUrl} is closed`)
+  /** The topic `queue` names, once the call (`what`) is allowed. */
+  private topic(queue: string, what: string): Topic {
+    this.ensureOpen(what)
     return topicOf(queue, this.target, this.displayUrl)
   }
-}
 
-/** The drain of a topic that does not exist. */
-function emptyDrain(): DrainSession {
-  const refuse = async (messages: ReservedMessage[]) => {
-    if (messages.length > 0) throw new BqError('a message from another drain session was passed to an empty one')
+  /** Pulsar's own topic-name rule. */
+  protected override check(queue: string, what: string): void {
+    this.topic(queue, what)
   }
-  return {next: async () => [], ack: refuse, release: refuse, close: async () => undefined}
 }

@@ -23,7 +23,7 @@ import {decodeMessageId} from './message-id.js'
 import {notDueYet, toBrokerMessage} from './read.js'
 import type {PulsarTarget, Topic} from './url.js'
 import type {Inbox} from './websocket.js'
-import {checkBatch} from '../shared/check-arguments.js'
+import {DrainGuard} from '../shared/drain-guard.js'
 
 /** How long `next` waits for a message the backlog says exists before it ends the drain. */
 export const DRAIN_IDLE_MS = 15_000
@@ -47,7 +47,7 @@ export interface PulsarDrainInit {
   /** Messages this run may take: the backlog at start, capped by max. */
   limit: number
   idleMs?: number
-  onClose(session: PulsarDrainSession): void
+  onClose(): void
 }
 
 export class PulsarDrainSession implements DrainSession {
@@ -56,17 +56,18 @@ export class PulsarDrainSession implements DrainSession {
   private permits = 0
   /** Handed out and neither acknowledged nor released (for count()). */
   outstanding = 0
-  private closed = false
+  private readonly guard: DrainGuard<Handle>
 
-  constructor(private readonly init: PulsarDrainInit) {}
+  constructor(private readonly init: PulsarDrainInit) {
+    this.guard = new DrainGuard(this, `Pulsar drain of "${init.topic.local}"`, init.onClose)
+  }
 
   get topicFull(): string {
     return this.init.topic.full
   }
 
   async next(max: number): Promise<ReservedMessage[]> {
-    this.checkOpen('next')
-    const want = Math.min(checkBatch(max), this.init.limit - this.taken)
+    const want = Math.min(this.guard.checkNext(max), this.init.limit - this.taken)
     if (want <= 0) return []
     const {inbox} = this.init
     // Granted permits cover both buffered messages and those still on their way.
@@ -102,8 +103,7 @@ export class PulsarDrainSession implements DrainSession {
   }
 
   async ack(messages: ReservedMessage[]): Promise<void> {
-    this.checkOpen('ack')
-    const handles = this.handles(messages)
+    const handles = this.handles(messages, 'ack')
     for (const handle of handles) {
       await this.init.inbox.send({messageId: handle.messageId})
       handle.settled = true
@@ -112,25 +112,23 @@ export class PulsarDrainSession implements DrainSession {
   }
 
   async release(messages: ReservedMessage[]): Promise<void> {
-    this.checkOpen('release')
     // Nothing goes to the broker: an un-acknowledged message returns when the consumer closes.
-    for (const handle of this.handles(messages)) {
+    for (const handle of this.handles(messages, 'release')) {
       handle.settled = true
       this.outstanding--
     }
   }
 
   async close(): Promise<void> {
-    if (this.closed) return
-    this.closed = true
-    try {
-      const failedBefore = this.init.inbox.error
-      await this.init.inbox.close()
-      if (failedBefore === undefined) await this.waitConsumerGone()
-    } finally {
-      this.outstanding = 0
-      this.init.onClose(this)
-    }
+    return this.guard.close(async () => {
+      try {
+        const failedBefore = this.init.inbox.error
+        await this.init.inbox.close()
+        if (failedBefore === undefined) await this.waitConsumerGone()
+      } finally {
+        this.outstanding = 0
+      }
+    })
   }
 
   /** Resolves once the subscription has no consumer left; the proxy sent our acks before closing it. */
@@ -148,16 +146,8 @@ export class PulsarDrainSession implements DrainSession {
     }
   }
 
-  private handles(messages: ReservedMessage[]): Handle[] {
-    return messages.map((message) => {
-      const handle = message.handle as Handle | undefined
-      if (handle === undefined || handle.session !== this) throw new BqError('a message from another drain session was passed to this one')
-      if (handle.settled) throw new BqError(`message ${message.position ?? ''} was already acknowledged or released in this session`)
-      return handle
-    })
-  }
-
-  private checkOpen(what: string): void {
-    if (this.closed) throw new BqError(`cannot ${what}: the drain session of ${this.init.topic.local} is closed`)
+  /** The handles behind messages this session handed out and has not settled. */
+  private handles(messages: ReservedMessage[], action: string): Handle[] {
+    return this.guard.claim(messages, action, (handle) => (handle.settled ? undefined : handle))
   }
 }

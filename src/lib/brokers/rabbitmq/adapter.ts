@@ -16,6 +16,7 @@ import type {BrokerAdapter, BrokerMessage, BrowseOptions, Capabilities, DrainOpt
 import {rabbitmqBinding} from './binding.js'
 import {RabbitDrainSession, type DrainTuning} from './drain.js'
 import {probeQueue, type QueueFacts} from './probe.js'
+import {AdapterBase} from '../shared/adapter-base.js'
 import {SerialLock} from '../shared/serial-lock.js'
 import {
   AMQP_NOT_FOUND,
@@ -63,7 +64,7 @@ export interface RabbitAdapterOptions {
 
 type WatchedChannel = Awaited<ReturnType<typeof quietChannel>>
 
-export class RabbitAdapter implements BrokerAdapter {
+export class RabbitAdapter extends AdapterBase<RabbitDrainSession> {
   readonly kind = 'rabbitmq'
   readonly capabilities = RABBIT_CAPABILITIES
   readonly binding = rabbitmqBinding
@@ -74,18 +75,17 @@ export class RabbitAdapter implements BrokerAdapter {
   private readonly opsLock = new SerialLock()
   private readonly ensured = new Set<string>()
   private readonly facts = new Map<string, QueueFacts>()
-  private readonly sessions = new Set<RabbitDrainSession>()
   private lost: ConnectionError | undefined
-  private closed = false
 
   constructor(
     private readonly connection: ChannelModel,
     private readonly url: URL,
-    readonly displayUrl: string,
+    displayUrl: string,
     private readonly options: RabbitAdapterOptions = {},
   ) {
+    super(displayUrl, {name: 'RabbitMQ'})
     connection.on('close', (error?: unknown) => {
-      if (this.closed) return
+      if (this.isClosed) return
       this.lost ??= new ConnectionError(`the RabbitMQ connection to ${displayUrl} was lost${error ? ` (${brokerReason(error)})` : ''}`, error)
     })
   }
@@ -120,8 +120,7 @@ export class RabbitAdapter implements BrokerAdapter {
   }
 
   async drain(queue: string, options: DrainOptions = {}): Promise<DrainSession> {
-    checkQueueName(queue)
-    this.assertOpen()
+    this.check(queue, `drain "${queue}"`)
     const connection = await connectRabbit(this.url, this.displayUrl, `drain ${queue}`)
     try {
       let channel = await quietChannel(connection)
@@ -147,25 +146,16 @@ export class RabbitAdapter implements BrokerAdapter {
       }
       const max = options.max !== undefined && options.max > 0 ? Math.floor(options.max) : 0
       const limit = max > 0 ? Math.min(max, ready) : ready
-      const session: RabbitDrainSession = new RabbitDrainSession(connection, channel, queue, this.displayUrl, limit, this.options.drain, () => this.sessions.delete(session))
-      this.sessions.add(session)
-      return session
+      return this.track((untrack) => new RabbitDrainSession(connection, channel, queue, this.displayUrl, limit, this.options.drain, untrack))
     } catch (error) {
       await connection.close().catch(() => undefined)
       throw this.mapError(`drain "${queue}"`, error)
     }
   }
 
-  /** The broker hands un-acked messages back itself when a consumer's connection dies. */
-  async recover(queue: string): Promise<number> {
-    checkQueueName(queue)
-    return 0
-  }
+  // recover() is the base's: the broker hands un-acked messages back itself when a consumer's connection dies.
 
-  async close(): Promise<void> {
-    if (this.closed) return
-    this.closed = true
-    for (const session of [...this.sessions]) await session.close().catch(() => undefined)
+  protected async release(): Promise<void> {
     await closeQuietly(this.confirmChannel)
     await closeQuietly(this.opsChannel)
     this.confirmChannel = undefined
@@ -261,7 +251,7 @@ export class RabbitAdapter implements BrokerAdapter {
   }
 
   private async getConfirmChannel(): Promise<ConfirmChannel & {bqClosedBecause?: string; bqClosed?: boolean}> {
-    this.assertOpen()
+    this.assertOpen('open a publishing channel')
     if (this.confirmChannel !== undefined && !this.confirmChannel.bqClosed) return this.confirmChannel
     try {
       const channel = (await this.connection.createConfirmChannel()) as ConfirmChannel & {bqClosedBecause?: string; bqClosed?: boolean}
@@ -336,7 +326,7 @@ export class RabbitAdapter implements BrokerAdapter {
    * prefetch is an exact cap; beyond 65,535 (the largest prefetch) a fresh consumer continues.
    */
   private async take(queue: string, offset: number, want: number): Promise<BrokerMessage[]> {
-    this.assertOpen()
+    this.assertOpen(`browse "${queue}"`)
     let channel: WatchedChannel
     try {
       channel = await quietChannel(this.connection)
@@ -412,7 +402,7 @@ export class RabbitAdapter implements BrokerAdapter {
    */
   private async withOps<T>(action: string, task: (channel: WatchedChannel) => Promise<T>, notFoundIsValue = false): Promise<T> {
     return this.opsLock.run(async () => {
-      this.assertOpen()
+      this.assertOpen(action)
       try {
         if (this.opsChannel === undefined || this.opsChannel.bqClosed) this.opsChannel = await quietChannel(this.connection)
         return await task(this.opsChannel)
@@ -423,9 +413,16 @@ export class RabbitAdapter implements BrokerAdapter {
     })
   }
 
-  private assertOpen(): void {
+  /** A lost connection fails every later call with the ConnectionError that says so (exit 4). */
+  private assertOpen(what: string): void {
     if (this.lost !== undefined) throw this.lost
-    if (this.closed) throw new BqError(`the RabbitMQ adapter for ${this.displayUrl} is closed`, {code: 'adapter-closed'})
+    this.ensureOpen(what)
+  }
+
+  /** RabbitMQ's own queue-name rule, and the connection must be usable. */
+  protected override check(queue: string, what: string): void {
+    checkQueueName(queue)
+    this.assertOpen(what)
   }
 
   /** Every failure leaves as one BqError line; a dead connection is a ConnectionError (exit 4). */

@@ -28,6 +28,7 @@ import type {Channel, ChannelModel, ConsumeMessage} from 'amqplib'
 import {BqError, ConnectionError, describeError} from '../../errors.js'
 import type {DrainSession, ReservedMessage} from '../adapter.js'
 import {brokerReason, closeQuietly, toBrokerMessage, waitUntilReady} from './support.js'
+import {DrainGuard} from '../shared/drain-guard.js'
 import {SerialLock} from '../shared/serial-lock.js'
 
 export interface DrainTuning {
@@ -84,8 +85,7 @@ export class RabbitDrainSession implements DrainSession {
   private readAhead = 1
   private active: Generation | undefined
   private wake: (() => void) | undefined
-  private failure: BqError | undefined
-  private closed = false
+  private readonly guard: DrainGuard<Handle>
   private exhausted = false
 
   constructor(
@@ -98,19 +98,20 @@ export class RabbitDrainSession implements DrainSession {
     tuning: DrainTuning = {},
     private readonly onClosed?: () => void,
   ) {
+    this.guard = new DrainGuard(this, `RabbitMQ drain of "${queue}"`)
     this.window = Math.max(1, Math.min(tuning.window ?? DEFAULT_WINDOW, MAX_PREFETCH))
     this.idleCheckMs = tuning.idleCheckMs ?? 250
     this.maxIdleMs = tuning.maxIdleMs ?? 10_000
     channel.on('close', () => {
-      if (this.closed) return
+      if (this.guard.isClosed) return
       const closed = () => new BqError(`RabbitMQ closed the drain channel of queue "${queue}"${channel.bqClosedBecause ? `: ${channel.bqClosedBecause}` : ''}; its un-acked messages went back to the queue`, {code: 'channel-closed'})
       if (channel.bqClosedBecause !== undefined) this.fail(closed())
       // Closed without a channel error: the connection went, and its 'close' (emitted right after
       // the channels') says why; fall back to the channel message only if it does not come.
-      else setImmediate(() => this.failure === undefined && !this.closed && this.fail(closed()))
+      else setImmediate(() => this.guard.failure === undefined && !this.guard.isClosed && this.fail(closed()))
     })
     connection.on('close', (error?: unknown) => {
-      if (this.closed) return
+      if (this.guard.isClosed) return
       this.fail(new ConnectionError(`the RabbitMQ connection to ${displayUrl} was lost during the drain of "${queue}"${error ? ` (${brokerReason(error)})` : ''}; the broker returns its un-acked messages to the queue`, error))
     })
   }
@@ -127,7 +128,7 @@ export class RabbitDrainSession implements DrainSession {
 
   async next(max: number): Promise<ReservedMessage[]> {
     return this.lock.run(async () => {
-      this.assertUsable()
+      this.guard.checkOpen('take messages')
       if (!(max > 0)) return []
       const want = Math.min(Math.floor(max), this.limit - this.handedTotal)
       if (want <= 0) {
@@ -152,7 +153,7 @@ export class RabbitDrainSession implements DrainSession {
         }
         const before = this.deliveredTotal
         await this.waitForDelivery(this.idleCheckMs)
-        this.assertUsable()
+        this.guard.checkOpen('take messages')
         if (this.deliveredTotal > before) {
           idleSince = Date.now()
           continue
@@ -187,8 +188,7 @@ export class RabbitDrainSession implements DrainSession {
   async ack(messages: ReservedMessage[]): Promise<void> {
     if (messages.length === 0) return
     return this.lock.run(async () => {
-      this.assertUsable()
-      const handles = messages.map((message) => this.ownHandle(message, 'ack'))
+      const handles = this.own(messages, 'ack')
       // Acking frees window slots of the running consumer; if that could let the broker deliver
       // past the bound, stop the consumer first (after cancel-ok nothing more arrives from it).
       const active = this.active
@@ -211,8 +211,7 @@ export class RabbitDrainSession implements DrainSession {
   async release(messages: ReservedMessage[]): Promise<void> {
     if (messages.length === 0) return
     return this.lock.run(async () => {
-      this.assertUsable()
-      const handles = messages.map((message) => this.ownHandle(message, 'release'))
+      const handles = this.own(messages, 'release')
       // Nothing to tell the broker: the message stays un-acked (so it is not delivered again in
       // this run) and goes back to the queue when the channel closes.
       for (const handle of handles) {
@@ -223,30 +222,30 @@ export class RabbitDrainSession implements DrainSession {
   }
 
   async close(): Promise<void> {
-    if (this.closed) return
-    this.closed = true
-    this.onClosed?.()
-    this.wake?.()
-    await this.lock.run(async () => {
-      if (!this.channel.bqClosed) {
-        try {
-          await this.stopConsuming()
-          // Requeue explicitly, then close: a classic queue puts every un-acked message back at
-          // its original position. (Closing alone would do the same; this keeps it deterministic.)
-          const returning = this.deliveredTotal - this.ackedTotal
-          const readyBefore = (await this.channel.checkQueue(this.queue)).messageCount
-          this.channel.nackAll(true)
-          if (returning > 0) await waitUntilReady(this.channel, this.queue, readyBefore + returning)
-        } catch {
-          // The channel or connection is going away: the broker requeues un-acked messages itself.
+    return this.guard.close(async () => {
+      this.onClosed?.()
+      this.wake?.()
+      await this.lock.run(async () => {
+        if (!this.channel.bqClosed) {
+          try {
+            await this.stopConsuming()
+            // Requeue explicitly, then close: a classic queue puts every un-acked message back at
+            // its original position. (Closing alone would do the same; this keeps it deterministic.)
+            const returning = this.deliveredTotal - this.ackedTotal
+            const readyBefore = (await this.channel.checkQueue(this.queue)).messageCount
+            this.channel.nackAll(true)
+            if (returning > 0) await waitUntilReady(this.channel, this.queue, readyBefore + returning)
+          } catch {
+            // The channel or connection is going away: the broker requeues un-acked messages itself.
+          }
+          await closeQuietly(this.channel)
         }
-        await closeQuietly(this.channel)
-      }
-      try {
-        await this.connection.close()
-      } catch {
-        // Already closed.
-      }
+        try {
+          await this.connection.close()
+        } catch {
+          // Already closed.
+        }
+      })
     })
   }
 
@@ -265,7 +264,7 @@ export class RabbitDrainSession implements DrainSession {
       const ok = await this.channel.consume(this.queue, (message) => this.onDelivery(generation, message), {noAck: false})
       generation.tag = ok.consumerTag
     } catch (error) {
-      throw this.failure ?? this.wrap('start consuming', error)
+      throw this.guard.failure ?? this.wrap('start consuming', error)
     }
     this.active = generation
   }
@@ -274,7 +273,7 @@ export class RabbitDrainSession implements DrainSession {
     if (message === null) {
       // basic.cancel from the broker: the queue was deleted (or failed over) under the drain.
       generation.cancelled = true
-      if (!this.closed) this.fail(new BqError(`RabbitMQ cancelled the drain of queue "${this.queue}" (was the queue deleted?)`, {code: 'consumer-cancelled'}))
+      if (!this.guard.isClosed) this.fail(new BqError(`RabbitMQ cancelled the drain of queue "${this.queue}" (was the queue deleted?)`, {code: 'consumer-cancelled'}))
       return
     }
     generation.delivered++
@@ -292,7 +291,7 @@ export class RabbitDrainSession implements DrainSession {
     try {
       await this.channel.cancel(generation.tag)
     } catch (error) {
-      throw this.failure ?? this.wrap('cancel the consumer', error)
+      throw this.guard.failure ?? this.wrap('cancel the consumer', error)
     }
   }
 
@@ -318,7 +317,7 @@ export class RabbitDrainSession implements DrainSession {
     try {
       return (await this.channel.checkQueue(this.queue)).messageCount
     } catch (error) {
-      throw this.failure ?? this.wrap('check the queue', error)
+      throw this.guard.failure ?? this.wrap('check the queue', error)
     }
   }
 
@@ -332,7 +331,7 @@ export class RabbitDrainSession implements DrainSession {
     try {
       await this.channel.checkQueue(this.queue)
     } catch (error) {
-      throw this.failure ?? this.wrap('confirm the acknowledgements', error)
+      throw this.guard.failure ?? this.wrap('confirm the acknowledgements', error)
     }
   }
 
@@ -341,24 +340,17 @@ export class RabbitDrainSession implements DrainSession {
     try {
       await this.channel.prefetch(this.readAhead, false)
     } catch (error) {
-      throw this.failure ?? this.wrap('check the queue', error)
+      throw this.guard.failure ?? this.wrap('check the queue', error)
     }
   }
 
-  private ownHandle(message: ReservedMessage, action: string): Handle {
-    const handle = message.handle as Handle | undefined
-    if (handle === undefined || handle.session !== this) throw new BqError(`cannot ${action} a message that this RabbitMQ drain of "${this.queue}" did not hand out`, {code: 'foreign-message'})
-    if (!this.outstanding.has(handle.tag)) throw new BqError(`message ${handle.tag} of the drain of "${this.queue}" was already acked or released`, {code: 'already-settled'})
-    return handle
-  }
-
-  private assertUsable(): void {
-    if (this.failure !== undefined) throw this.failure
-    if (this.closed) throw new BqError(`the RabbitMQ drain of "${this.queue}" is closed`, {code: 'session-closed'})
+  /** The handles behind messages this session handed out and has not settled. */
+  private own(messages: ReservedMessage[], action: string): Handle[] {
+    return this.guard.claim(messages, action, (handle) => this.outstanding.get(handle.tag))
   }
 
   private fail(error: BqError): void {
-    this.failure ??= error
+    this.guard.fail(error)
     this.wake?.()
   }
 

@@ -8,11 +8,12 @@ import {Redis} from 'ioredis'
 import {BqError, ConnectionError, UsageError, describeError} from '../../errors.js'
 import {BODY_ATTEMPTS} from '../adapter.js'
 import type {BrokerAdapter, BrokerMessage, BrowseOptions, Capabilities, DrainOptions, DrainSession, OutgoingMessage} from '../adapter.js'
+import {AdapterBase} from '../shared/adapter-base.js'
 import {scrubSecrets} from '../shared/redact.js'
 import {RedisDrainSession, chunks, recoverAll, type RedisKeys} from './drain.js'
 import {DEFAULT_LOCK_TTL_MS, DrainLock} from './lock.js'
 import {parseRedisUrl} from './url.js'
-import {checkBrowse, checkQueue} from '../shared/check-arguments.js'
+import {checkBrowse} from '../shared/check-arguments.js'
 
 const CAPABILITIES: Capabilities = {truePeek: true, headers: false, delay: false, nativeDlq: false, atomicMove: true, afterCrash: 'staging'}
 
@@ -67,21 +68,21 @@ function connectReason(error: unknown, secrets: string[]): string {
   return scrubSecrets(message, secrets)
 }
 
-class RedisAdapter implements BrokerAdapter {
+class RedisAdapter extends AdapterBase<RedisDrainSession> {
   readonly kind = 'redis'
   readonly capabilities: Capabilities
   readonly binding = BODY_ATTEMPTS
-  private readonly sessions = new Set<RedisDrainSession>()
-  private closed = false
 
   constructor(
     private readonly client: Redis,
-    readonly displayUrl: string,
+    displayUrl: string,
     private readonly prefix: string,
     private readonly secrets: string[],
     private readonly lockTtlMs: number,
     private readonly bypassTtlSeconds?: number,
   ) {
+    // A session that fails to close leaves messages in the staging lists until recover: say so.
+    super(displayUrl, {name: 'Redis', rethrowSessionErrors: true})
     this.capabilities = {...CAPABILITIES, bypassMarker: bypassTtlSeconds !== undefined}
   }
 
@@ -100,7 +101,7 @@ class RedisAdapter implements BrokerAdapter {
   }
 
   async publish(queue: string, messages: OutgoingMessage[]): Promise<void> {
-    const key = this.key(queue)
+    const key = this.key(queue, `publish to ${queue}`)
     for (const message of messages) {
       if ((message.delayMs ?? 0) > 0) throw new UsageError(`${this.displayUrl}: Redis lists have no delayed delivery`)
     }
@@ -130,7 +131,7 @@ class RedisAdapter implements BrokerAdapter {
   }
 
   async browse(queue: string, options: BrowseOptions): Promise<BrokerMessage[]> {
-    const key = this.key(queue)
+    const key = this.key(queue, `browse ${queue}`)
     const {limit, offset} = checkBrowse(options)
     if (limit === 0) return []
     try {
@@ -142,7 +143,7 @@ class RedisAdapter implements BrokerAdapter {
   }
 
   async count(queue: string): Promise<number> {
-    const key = this.key(queue)
+    const key = this.key(queue, `count ${queue}`)
     try {
       return await this.client.llen(key)
     } catch (error) {
@@ -151,7 +152,7 @@ class RedisAdapter implements BrokerAdapter {
   }
 
   async drain(queue: string, options: DrainOptions = {}): Promise<DrainSession> {
-    const keys = this.keys(queue)
+    const keys = this.keys(queue, `drain ${queue}`)
     const max = options.max ?? 0
     if (!Number.isSafeInteger(max) || max < 0) throw new UsageError(`drain max must be a non-negative integer, got ${max}`)
     const lock = await this.lock(queue, keys)
@@ -166,23 +167,24 @@ class RedisAdapter implements BrokerAdapter {
       throw this.wrap(`start draining ${queue}`, error)
     }
     if (max > 0) limit = Math.min(limit, max)
-    const session = new RedisDrainSession({
-      client: this.client,
-      queue,
-      keys,
-      lock,
-      limit,
-      prefix: this.prefix,
-      markBypass: (messages) => this.markBypass(messages),
-      wrap: (what, error) => this.wrap(what, error),
-      onClose: (closing) => this.sessions.delete(closing),
-    })
-    this.sessions.add(session)
-    return session
+    return this.track(
+      (untrack) =>
+        new RedisDrainSession({
+          client: this.client,
+          queue,
+          keys,
+          lock,
+          limit,
+          prefix: this.prefix,
+          markBypass: (messages) => this.markBypass(messages),
+          wrap: (what, error) => this.wrap(what, error),
+          onClose: untrack,
+        }),
+    )
   }
 
-  async recover(queue: string): Promise<number> {
-    const keys = this.keys(queue)
+  override async recover(queue: string): Promise<number> {
+    const keys = this.keys(queue, `recover ${queue}`)
     const lock = await this.lock(queue, keys)
     try {
       return await recoverAll(this.client, keys, lock.key, lock.token, (what, error) => this.wrap(what, error))
@@ -191,14 +193,8 @@ class RedisAdapter implements BrokerAdapter {
     }
   }
 
-  async close(): Promise<void> {
-    if (this.closed) return
-    this.closed = true
-    try {
-      for (const session of [...this.sessions]) await session.close()
-    } finally {
-      await this.client.quit().catch(() => this.client.disconnect())
-    }
+  protected async release(): Promise<void> {
+    await this.client.quit().catch(() => this.client.disconnect())
   }
 
   private async lock(queue: string, keys: RedisKeys): Promise<DrainLock> {
@@ -209,14 +205,14 @@ class RedisAdapter implements BrokerAdapter {
     }
   }
 
-  private key(queue: string): string {
-    checkQueue(queue, this.displayUrl)
-    if (this.closed) throw new BqError(`the connection to ${this.displayUrl} is closed`)
+  /** The list of `queue`, once the call (`what`) is allowed. */
+  private key(queue: string, what: string): string {
+    this.check(queue, what)
     return this.prefix + queue
   }
 
-  private keys(queue: string): RedisKeys {
-    const list = this.key(queue)
+  private keys(queue: string, what: string): RedisKeys {
+    const list = this.key(queue, what)
     return {list, processing: `${list}:processing`, held: `${list}:bq-held`}
   }
 

@@ -22,7 +22,8 @@ import type {DrainSession, OutgoingMessage, ReservedMessage} from '../adapter.js
 import {splitBatches} from '../shared/batching.js'
 import type {DrainLock} from './lock.js'
 import {ACK, MOVE, RECOVER, RELEASE, RESERVE, RESTORE, runScript, type Script} from './scripts.js'
-import {checkBatch, checkQueue} from '../shared/check-arguments.js'
+import {checkQueue} from '../shared/check-arguments.js'
+import {DrainGuard} from '../shared/drain-guard.js'
 
 /** Script calls carry at most this many messages or bytes, so no single call stalls Redis. */
 export const SCRIPT_BATCH = 1000
@@ -54,7 +55,7 @@ export interface RedisDrainInit {
   markBypass(messages: OutgoingMessage[]): Promise<void>
   /** Wraps client errors into BqError/ConnectionError with the redacted URL. */
   wrap(what: string, error: unknown): Error
-  onClose(session: RedisDrainSession): void
+  onClose(): void
 }
 
 export class RedisDrainSession implements DrainSession {
@@ -75,13 +76,14 @@ export class RedisDrainSession implements DrainSession {
   private readonly heldSeqs: number[] = []
   /** False once the server and this mirror may disagree; close then falls back to recovery order. */
   private consistent = true
-  private closed = false
+  private readonly guard: DrainGuard<Handle>
 
-  constructor(private readonly init: RedisDrainInit) {}
+  constructor(private readonly init: RedisDrainInit) {
+    this.guard = new DrainGuard(this, `Redis drain of "${init.queue}"`, init.onClose)
+  }
 
   async next(max: number): Promise<ReservedMessage[]> {
-    this.checkOpen('next')
-    const size = checkBatch(max)
+    const size = this.guard.checkNext(max)
     await this.awaitReadAhead()
     const out: ReservedMessage[] = []
     while (out.length < size && this.handedOut < this.taken) out.push(this.handOut(this.handedOut++))
@@ -137,8 +139,7 @@ export class RedisDrainSession implements DrainSession {
   }
 
   async ack(messages: ReservedMessage[]): Promise<void> {
-    this.checkOpen('ack')
-    const seqs = this.seqs(messages)
+    const seqs = this.seqs(messages, 'ack')
     for (const chunk of chunks(seqs, (seq) => this.body(seq).length)) {
       const missing = await this.script(ACK, 'ack messages', [this.init.lock.key, this.init.keys.processing], chunk.map((seq) => this.body(seq)))
       for (const seq of chunk) this.inFlight.delete(seq)
@@ -150,12 +151,12 @@ export class RedisDrainSession implements DrainSession {
   }
 
   async moveAtomically(sources: ReservedMessage[], targetQueue: string, outgoing: OutgoingMessage[]): Promise<void> {
-    this.checkOpen('move')
+    this.guard.checkOpen('move')
     checkQueue(targetQueue, 'redis')
     for (const message of outgoing) {
       if ((message.delayMs ?? 0) > 0) throw new BqError('redis has no delayed delivery')
     }
-    const seqs = this.seqs(sources)
+    const seqs = this.seqs(sources, 'move')
     await this.init.markBypass(outgoing)
     const target = this.init.prefix + targetQueue
     if (target === this.init.keys.list) throw new BqError(`cannot move messages from ${this.init.queue} to itself`)
@@ -169,8 +170,7 @@ export class RedisDrainSession implements DrainSession {
   }
 
   async release(messages: ReservedMessage[]): Promise<void> {
-    this.checkOpen('release')
-    const seqs = this.seqs(messages)
+    const seqs = this.seqs(messages, 'release')
     for (const chunk of chunks(seqs, (seq) => this.body(seq).length)) {
       const args: Array<number | Buffer> = []
       const mirror = [...this.heldSeqs]
@@ -190,11 +190,9 @@ export class RedisDrainSession implements DrainSession {
   }
 
   async close(): Promise<void> {
-    if (this.closed) return
-    this.closed = true
     const {lock} = this.init
-    lock.stopRefreshing()
-    try {
+    return this.guard.close(async () => {
+      lock.stopRefreshing()
       // What a read-ahead reserved is returned with the rest; a failed one makes the mirror untrusted.
       await this.reading
       this.reading = undefined
@@ -206,9 +204,7 @@ export class RedisDrainSession implements DrainSession {
       await lock.release().catch((error: unknown) => {
         throw this.init.wrap('release the drain lock', error)
       })
-    } finally {
-      this.init.onClose(this)
-    }
+    })
   }
 
   /** Puts held, un-acked and read-ahead messages back at K's head, last one first, so their order is the original. */
@@ -243,20 +239,8 @@ export class RedisDrainSession implements DrainSession {
   }
 
   /** The sequence numbers behind handles this session gave out and has not settled. */
-  private seqs(messages: ReservedMessage[]): number[] {
-    const seqs = messages.map((message) => {
-      const handle = message.handle as Handle | undefined
-      if (handle?.session !== this || !this.inFlight.has(handle.seq)) {
-        throw new BqError(`a message passed to this drain of ${this.init.queue} was not handed out by it, or was already acked or released`)
-      }
-      return handle.seq
-    })
-    if (new Set(seqs).size !== seqs.length) throw new BqError(`the same message was passed twice to one call on the drain of ${this.init.queue}`)
-    return seqs
-  }
-
-  private checkOpen(what: string): void {
-    if (this.closed) throw new BqError(`cannot ${what}: the drain of ${this.init.queue} is closed`)
+  private seqs(messages: ReservedMessage[], action: string): number[] {
+    return this.guard.claim(messages, action, (handle) => (this.inFlight.has(handle.seq) ? handle.seq : undefined))
   }
 
   private async script(s: Script, what: string, keys: string[], args: Array<string | Buffer | number>): Promise<unknown> {

@@ -15,6 +15,7 @@ import {ServiceBusAdministrationClient, ServiceBusClient, type ServiceBusReceive
 
 import {BqError, UsageError} from '../../errors.js'
 import type {BrokerAdapter, BrokerMessage, BrowseOptions, Capabilities, DrainOptions, DrainSession, OutgoingMessage} from '../adapter.js'
+import {AdapterBase} from '../shared/adapter-base.js'
 import {serviceBusBinding} from './binding.js'
 import {ServiceBusDrainSession, type DrainTuning} from './drain.js'
 import {parseEntity, publishTarget, type ServiceBusEntity} from './entity.js'
@@ -54,7 +55,7 @@ export interface ServiceBusAdapterOptions {
 
 type AdminClient = Pick<ServiceBusAdministrationClient, 'getQueueRuntimeProperties' | 'getSubscriptionRuntimeProperties'>
 
-class ServiceBusAdapter implements BrokerAdapter {
+class ServiceBusAdapter extends AdapterBase<ServiceBusDrainSession> {
   readonly kind = 'service-bus'
   readonly capabilities = SERVICE_BUS_CAPABILITIES
   readonly binding = serviceBusBinding
@@ -64,20 +65,20 @@ class ServiceBusAdapter implements BrokerAdapter {
   private readonly peekers = new Map<string, ServiceBusReceiver>()
   private readonly held = new Map<string, Set<string>>()
   private readonly cursors = new PeekCursors()
-  private readonly sessions = new Set<ServiceBusDrainSession>()
-  private closed = false
 
   constructor(
     private readonly client: ServiceBusClient,
-    readonly displayUrl: string,
+    displayUrl: string,
     private readonly secrets: string[],
     private readonly admin: AdminClient | undefined,
     private readonly options: ServiceBusAdapterOptions,
-  ) {}
+  ) {
+    super(displayUrl, {name: 'Service Bus'})
+  }
 
   async publish(queue: string, messages: OutgoingMessage[]): Promise<void> {
     const entity = publishTarget(queue, this.displayUrl)
-    this.assertOpen()
+    this.ensureOpen(`publish to ${queue}`)
     if (messages.length === 0) return
     this.cursors.forget(entity.key)
     const sender = this.sender(entity)
@@ -126,7 +127,7 @@ class ServiceBusAdapter implements BrokerAdapter {
   async browse(queue: string, options: BrowseOptions): Promise<BrokerMessage[]> {
     const entity = parseEntity(queue, this.displayUrl)
     const {limit, offset} = checkBrowse(options)
-    this.assertOpen()
+    this.ensureOpen(`browse ${queue}`)
     if (limit === 0) return []
     const found: BrokerMessage[] = []
     const cursor = this.cursors.find(entity.key, offset)
@@ -149,8 +150,7 @@ class ServiceBusAdapter implements BrokerAdapter {
   }
 
   async count(queue: string): Promise<number> {
-    const entity = parseEntity(queue, this.displayUrl)
-    this.assertOpen()
+    const entity = this.entity(queue, `count ${queue}`)
     let n = 0
     let complete = true
     try {
@@ -181,39 +181,34 @@ class ServiceBusAdapter implements BrokerAdapter {
     const max = options.max ?? 0
     if (!Number.isSafeInteger(max) || max < 0) throw new UsageError(`drain max must be a non-negative integer, got ${max}`)
     checkBatch(max)
-    this.assertOpen()
+    this.ensureOpen(`drain ${queue}`)
     // The drain never takes more than the queue held when it started.
     const present = await this.count(queue)
     const limit = max > 0 ? Math.min(max, present) : present
-    const session: ServiceBusDrainSession = new ServiceBusDrainSession({
-      entity,
-      displayUrl: this.displayUrl,
-      limit,
-      openReceiver: () => this.receiver(entity, 'peekLock'),
-      held: this.heldOf(entity),
-      wrap: (action, error) => this.wrap(action, error),
-      onClose: (closing) => {
-        this.sessions.delete(closing)
-        this.cursors.forget(entity.key)
-      },
-      tuning: this.options.drain,
-    })
-    this.sessions.add(session)
+    const session = this.track(
+      (untrack) =>
+        new ServiceBusDrainSession({
+          entity,
+          displayUrl: this.displayUrl,
+          limit,
+          openReceiver: () => this.receiver(entity, 'peekLock'),
+          held: this.heldOf(entity),
+          wrap: (action, error) => this.wrap(action, error),
+          onClose: () => {
+            untrack()
+            this.cursors.forget(entity.key)
+          },
+          tuning: this.options.drain,
+        }),
+    )
     this.cursors.forget(entity.key)
     return session
   }
 
-  /** Service Bus returns a crashed run's messages itself when their locks expire. */
-  async recover(queue: string): Promise<number> {
-    parseEntity(queue, this.displayUrl)
-    return 0
-  }
+  // recover() is the base's: Service Bus returns a crashed run's messages itself when their locks expire.
 
-  async close(): Promise<void> {
-    if (this.closed) return
-    this.closed = true
+  protected async release(): Promise<void> {
     try {
-      for (const session of [...this.sessions]) await session.close().catch(() => undefined)
       for (const sender of this.senders.values()) await sender.close().catch(() => undefined)
       for (const peeker of this.peekers.values()) await peeker.close().catch(() => undefined)
     } finally {
@@ -274,8 +269,16 @@ class ServiceBusAdapter implements BrokerAdapter {
     return held
   }
 
-  private assertOpen(): void {
-    if (this.closed) throw new BqError(`the Service Bus adapter for ${this.displayUrl} is closed`, {code: 'adapter-closed'})
+  /** The entity `queue` names, once the call (`what`) is allowed. */
+  private entity(queue: string, what: string): ServiceBusEntity {
+    const entity = parseEntity(queue, this.displayUrl)
+    this.ensureOpen(what)
+    return entity
+  }
+
+  /** Service Bus's own entity-name rule (sub-queues, subscriptions). */
+  protected override check(queue: string, what: string): void {
+    this.entity(queue, what)
   }
 
   private wrap(action: string, error: unknown): BqError {

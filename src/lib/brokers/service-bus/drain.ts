@@ -27,7 +27,7 @@ import type {DrainSession, ReservedMessage} from '../adapter.js'
 import type {ServiceBusEntity} from './entity.js'
 import {isLockLost} from './errors.js'
 import {toBrokerMessage} from './message.js'
-import {checkBatch} from '../shared/check-arguments.js'
+import {DrainGuard} from '../shared/drain-guard.js'
 
 /** Deliveries one receiver may hand out while some are unsettled (below rhea's 2048 window). */
 const SLOT_BUDGET = 1000
@@ -50,7 +50,7 @@ export interface ServiceBusDrainInit {
   /** The adapter's registry of messages its own drains hold (count and browse leave them out). */
   held: Set<string>
   wrap(action: string, error: unknown): Error
-  onClose(session: ServiceBusDrainSession): void
+  onClose(): void
   tuning?: DrainTuning
 }
 
@@ -76,13 +76,14 @@ export class ServiceBusDrainSession implements DrainSession {
   private readonly handles = new Set<Handle>()
   private taken = 0
   private exhausted = false
-  private closed = false
+  private readonly guard: DrainGuard<Handle>
 
-  constructor(private readonly init: ServiceBusDrainInit) {}
+  constructor(private readonly init: ServiceBusDrainInit) {
+    this.guard = new DrainGuard(this, `Service Bus drain of "${init.entity.name}"`, init.onClose)
+  }
 
   async next(max: number): Promise<ReservedMessage[]> {
-    this.checkOpen('next')
-    let want = Math.min(checkBatch(max), this.init.limit - this.taken)
+    let want = Math.min(this.guard.checkNext(max), this.init.limit - this.taken)
     if (want <= 0 || this.exhausted) return []
     const slot = this.slotFor()
     want = Math.min(want, SLOT_BUDGET - slot.sinceClean)
@@ -115,8 +116,8 @@ export class ServiceBusDrainSession implements DrainSession {
   }
 
   async ack(messages: ReservedMessage[]): Promise<void> {
-    this.checkOpen('ack')
-    const handles = this.handlesOf(messages, false)
+    // A released message is refused: it is abandoned at close, never completed.
+    const handles = this.guard.claim(messages, 'ack', (handle) => (handle.state === 'out' ? handle : undefined))
     let lost = 0
     let firstError: unknown
     await settleAll(handles, async (handle) => {
@@ -139,29 +140,29 @@ export class ServiceBusDrainSession implements DrainSession {
 
   /** Keeps holding the locks (renewed by the SDK) so this run never receives them again; abandoned at close. */
   async release(messages: ReservedMessage[]): Promise<void> {
-    this.checkOpen('release')
-    for (const handle of this.handlesOf(messages, true)) if (handle.state === 'out') handle.state = 'released'
+    // Lenient: releasing a settled or released message again changes nothing.
+    for (const handle of this.guard.claim(messages, 'release', (handle) => handle)) if (handle.state === 'out') handle.state = 'released'
   }
 
   async close(): Promise<void> {
-    if (this.closed) return
-    this.closed = true
-    try {
-      const pending = [...this.handles].filter((handle) => handle.state !== 'settled')
-      await settleAll(pending, async (handle) => {
-        try {
-          await handle.slot.receiver.abandonMessage(handle.message)
-        } catch {
-          // Lock lost (already back) or the connection failed: the lock expires and the message returns.
-        }
-        this.settled(handle)
-      })
-      for (const slot of this.slots) await slot.receiver.close().catch(() => undefined)
-    } finally {
-      this.handles.clear()
-      this.init.onClose(this)
-    }
+    return this.guard.close(async () => {
+      try {
+        const pending = [...this.handles].filter((handle) => handle.state !== 'settled')
+        await settleAll(pending, async (handle) => {
+          try {
+            await handle.slot.receiver.abandonMessage(handle.message)
+          } catch {
+            // Lock lost (already back) or the connection failed: the lock expires and the message returns.
+          }
+          this.settled(handle)
+        })
+        for (const slot of this.slots) await slot.receiver.close().catch(() => undefined)
+      } finally {
+        this.handles.clear()
+      }
+    })
   }
+
 
   private slotFor(): Slot {
     const current = this.slots.at(-1)
@@ -180,28 +181,6 @@ export class ServiceBusDrainSession implements DrainSession {
     handle.slot.unsettled--
     this.handles.delete(handle)
     this.init.held.delete(handle.seq)
-  }
-
-  /** The handles behind messages this session gave out; settled ones are refused, or skipped when `lenient`. */
-  private handlesOf(messages: ReservedMessage[], lenient: boolean): Handle[] {
-    const out: Handle[] = []
-    const seen = new Set<Handle>()
-    for (const message of messages) {
-      const handle = message.handle as Handle | undefined
-      if (handle?.session !== this) throw new BqError(`a message passed to this drain of ${this.init.entity.name} was not handed out by it`)
-      if (seen.has(handle)) throw new BqError(`the same message was passed twice to one call on the drain of ${this.init.entity.name}`)
-      seen.add(handle)
-      if (handle.state === 'settled' || (!lenient && handle.state === 'released')) {
-        if (lenient) continue
-        throw new BqError(`a message passed to this drain of ${this.init.entity.name} was already acked or released`)
-      }
-      out.push(handle)
-    }
-    return out
-  }
-
-  private checkOpen(what: string): void {
-    if (this.closed) throw new BqError(`cannot ${what}: the drain of ${this.init.entity.name} is closed`)
   }
 }
 

@@ -9,6 +9,7 @@ import {dirname} from 'node:path'
 import {BqError, ConnectionError, UsageError, describeError} from '../../errors.js'
 import {BODY_ATTEMPTS} from '../adapter.js'
 import type {BrokerAdapter, BrokerMessage, BrowseOptions, Capabilities, DrainOptions, DrainSession, OutgoingMessage} from '../adapter.js'
+import {AdapterBase} from '../shared/adapter-base.js'
 import {describeOwner, ownerIsDead, thisHost} from '../shared/liveness.js'
 import {SqliteDrainSession} from './drain.js'
 import {insertAll, toBrokerMessage} from './rows.js'
@@ -29,17 +30,18 @@ export function openSqliteAdapter(path: string, displayUrl: string): BrokerAdapt
   return new SqliteAdapter(store, displayUrl)
 }
 
-class SqliteAdapter implements BrokerAdapter {
+class SqliteAdapter extends AdapterBase<SqliteDrainSession> {
   readonly kind = 'sqlite'
   readonly capabilities = CAPABILITIES
   readonly binding = BODY_ATTEMPTS
-  private readonly sessions = new Set<SqliteDrainSession>()
-  private closed = false
 
   constructor(
     private readonly store: SqliteStore,
-    readonly displayUrl: string,
-  ) {}
+    displayUrl: string,
+  ) {
+    // A session that fails to close leaves its rows reserved until the next run: say so.
+    super(displayUrl, {name: 'SQLite', rethrowSessionErrors: true})
+  }
 
   async publish(queue: string, messages: OutgoingMessage[]): Promise<void> {
     checkQueue(queue, this.displayUrl)
@@ -72,27 +74,15 @@ class SqliteAdapter implements BrokerAdapter {
         return {sessionId, startedAt, lastId: this.store.lastReadyId(queue, startedAt)}
       }),
     )
-    const session = new SqliteDrainSession({
-      store: this.store,
-      queue,
-      ...started,
-      max,
-      describe: this.displayUrl,
-      onClose: (closing) => this.sessions.delete(closing),
-    })
-    this.sessions.add(session)
-    return session
+    return this.track((untrack) => new SqliteDrainSession({store: this.store, queue, ...started, max, describe: this.displayUrl, onClose: untrack}))
   }
 
-  async recover(queue: string): Promise<number> {
+  override async recover(queue: string): Promise<number> {
     checkQueue(queue, this.displayUrl)
     return this.guard(`recover ${queue}`, () => this.store.write(() => this.returnDeadSessions(queue)))
   }
 
-  async close(): Promise<void> {
-    if (this.closed) return
-    this.closed = true
-    for (const session of [...this.sessions]) await session.close()
+  protected async release(): Promise<void> {
     this.store.close()
   }
 
@@ -117,7 +107,7 @@ class SqliteAdapter implements BrokerAdapter {
   }
 
   private guard<T>(what: string, fn: () => T): T {
-    if (this.closed) throw new BqError(`cannot ${what}: the connection to ${this.displayUrl} is closed`)
+    this.ensureOpen(what)
     try {
       return fn()
     } catch (error) {

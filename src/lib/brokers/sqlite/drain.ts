@@ -8,7 +8,8 @@ import {BqError, describeError} from '../../errors.js'
 import type {DrainSession, OutgoingMessage, ReservedMessage} from '../adapter.js'
 import {insertAll, toBrokerMessage} from './rows.js'
 import type {SqliteStore} from './store.js'
-import {checkBatch, checkQueue} from '../shared/check-arguments.js'
+import {checkQueue} from '../shared/check-arguments.js'
+import {DrainGuard} from '../shared/drain-guard.js'
 
 interface Handle {
   session: SqliteDrainSession
@@ -25,20 +26,21 @@ export interface SqliteDrainInit {
   /** 0 = no limit beyond `lastId`. */
   max: number
   describe: string
-  onClose(session: SqliteDrainSession): void
+  onClose(): void
 }
 
 export class SqliteDrainSession implements DrainSession {
   private taken = 0
   /** Ids handed out and neither acked, moved nor released. */
   private readonly inFlight = new Set<number>()
-  private closed = false
+  private readonly guard: DrainGuard<Handle>
 
-  constructor(private readonly init: SqliteDrainInit) {}
+  constructor(private readonly init: SqliteDrainInit) {
+    this.guard = new DrainGuard(this, `SQLite drain of "${init.queue}"`, init.onClose)
+  }
 
   async next(max: number): Promise<ReservedMessage[]> {
-    this.checkOpen('next')
-    let want = checkBatch(max)
+    let want = this.guard.checkNext(max)
     if (this.init.max > 0) want = Math.min(want, this.init.max - this.taken)
     if (want <= 0) return []
     const {store, queue, sessionId, lastId, startedAt} = this.init
@@ -52,16 +54,15 @@ export class SqliteDrainSession implements DrainSession {
   }
 
   async ack(messages: ReservedMessage[]): Promise<void> {
-    this.checkOpen('ack')
-    const ids = this.ids(messages)
+    const ids = this.ids(messages, 'ack')
     this.run('ack messages', () => this.init.store.write(() => this.deleteAll(ids)))
     for (const id of ids) this.inFlight.delete(id)
   }
 
   async moveAtomically(sources: ReservedMessage[], targetQueue: string, outgoing: OutgoingMessage[]): Promise<void> {
-    this.checkOpen('move')
+    this.guard.checkOpen('move')
     checkQueue(targetQueue, this.init.describe)
-    const ids = this.ids(sources)
+    const ids = this.ids(sources, 'move')
     // One transaction: the copies exist in the target if and only if the sources are gone.
     this.run(`move messages to ${targetQueue}`, () =>
       this.init.store.write(() => {
@@ -73,25 +74,20 @@ export class SqliteDrainSession implements DrainSession {
   }
 
   async release(messages: ReservedMessage[]): Promise<void> {
-    this.checkOpen('release')
     // Nothing to write: the rows stay reserved by this session until close.
-    for (const id of this.ids(messages)) this.inFlight.delete(id)
+    for (const id of this.ids(messages, 'release')) this.inFlight.delete(id)
   }
 
   async close(): Promise<void> {
-    if (this.closed) return
-    this.closed = true
     const {store, sessionId} = this.init
-    try {
+    return this.guard.close(async () => {
       this.run('return reserved messages', () =>
         store.write(() => {
           store.unreserveSession(sessionId)
           store.deleteSession(sessionId)
         }),
       )
-    } finally {
-      this.init.onClose(this)
-    }
+    })
   }
 
   private deleteAll(ids: number[]): void {
@@ -102,20 +98,8 @@ export class SqliteDrainSession implements DrainSession {
   }
 
   /** The row ids behind handles this session gave out and still holds. */
-  private ids(messages: ReservedMessage[]): number[] {
-    const ids = messages.map((message) => {
-      const handle = message.handle as Handle | undefined
-      if (handle?.session !== this || !this.inFlight.has(handle.id)) {
-        throw new BqError(`a message passed to this drain of ${this.init.queue} was not handed out by it, or was already acked or released`)
-      }
-      return handle.id
-    })
-    if (new Set(ids).size !== ids.length) throw new BqError(`the same message was passed twice to one call on the drain of ${this.init.queue}`)
-    return ids
-  }
-
-  private checkOpen(what: string): void {
-    if (this.closed) throw new BqError(`cannot ${what}: the drain of ${this.init.queue} is closed`)
+  private ids(messages: ReservedMessage[], action: string): number[] {
+    return this.guard.claim(messages, action, (handle) => (this.inFlight.has(handle.id) ? handle.id : undefined))
   }
 
   private run<T>(what: string, fn: () => T): T {

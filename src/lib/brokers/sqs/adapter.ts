@@ -11,6 +11,7 @@ import {type SQSClient} from '@aws-sdk/client-sqs'
 
 import {BqError, UsageError} from '../../errors.js'
 import type {BrokerAdapter, BrokerMessage, BrowseOptions, Capabilities, DrainOptions, DrainSession, OutgoingMessage} from '../adapter.js'
+import {AdapterBase} from '../shared/adapter-base.js'
 import {sqsBinding} from './binding.js'
 import {createSqsClient, isQueueMissing, sqsError, SqsQueues} from './client.js'
 import {SqsDrainSession} from './drain.js'
@@ -33,6 +34,9 @@ export const SQS_CAPABILITIES: Capabilities = {
   atomicMove: false,
   // Standard queues deliver in no guaranteed order, and a returned message has no place to go back to.
   ordered: false,
+  // A drain takes at most the ApproximateNumberOfMessages seen at its start: a count, so a message
+  // sent during the run may be taken in place of an older one.
+  drainBoundedAtStart: false,
   // Received messages reappear when their visibility timeout ends.
   afterCrash: 'timeout-returns',
 }
@@ -46,24 +50,23 @@ export function createAdapter(url: URL, displayUrl: string): BrokerAdapter {
   return new SqsAdapter(createSqsClient(target), target, displayUrl)
 }
 
-export class SqsAdapter implements BrokerAdapter {
+export class SqsAdapter extends AdapterBase<SqsDrainSession> {
   readonly kind = 'sqs'
   readonly capabilities = SQS_CAPABILITIES
   readonly binding = sqsBinding
   private readonly queues: SqsQueues
-  private readonly sessions = new Set<SqsDrainSession>()
-  private closed = false
 
   constructor(
     private readonly client: SQSClient,
     private readonly target: SqsTarget,
-    readonly displayUrl: string,
+    displayUrl: string,
   ) {
+    super(displayUrl, {name: 'SQS'})
     this.queues = new SqsQueues(client, target, displayUrl)
   }
 
   async publish(queue: string, messages: OutgoingMessage[]): Promise<void> {
-    this.check(queue)
+    this.check(queue, `publish to ${queue}`)
     // Everything refusable is refused before the first send, so a refusal publishes nothing.
     const bodies = checkOutgoing(queue, isFifoQueue(queue), messages)
     if (messages.length === 0) return
@@ -98,7 +101,7 @@ export class SqsAdapter implements BrokerAdapter {
    * On a FIFO queue at most the first 10 messages of each message group can be seen at once.
    */
   async browse(queue: string, options: BrowseOptions): Promise<BrokerMessage[]> {
-    this.check(queue)
+    this.check(queue, `browse ${queue}`)
     const {limit, offset} = checkBrowse(options)
     if (limit === 0) return []
     const url = await this.queues.find(queue)
@@ -122,7 +125,7 @@ export class SqsAdapter implements BrokerAdapter {
 
   /** ApproximateNumberOfMessages: SQS's own estimate of the visible messages (eventually consistent on AWS). */
   async count(queue: string): Promise<number> {
-    this.check(queue)
+    this.check(queue, `count ${queue}`)
     const url = await this.queues.find(queue)
     if (url === undefined) return 0
     const attributes = await this.queues.attributes(queue, url, ['ApproximateNumberOfMessages'])
@@ -131,7 +134,7 @@ export class SqsAdapter implements BrokerAdapter {
   }
 
   async drain(queue: string, options: DrainOptions = {}): Promise<DrainSession> {
-    this.check(queue)
+    this.check(queue, `drain ${queue}`)
     const max = options.max ?? 0
     if (!Number.isSafeInteger(max) || max < 0) throw new UsageError(`drain max must be a non-negative integer, got ${max}`)
     const url = await this.queues.find(queue)
@@ -141,39 +144,31 @@ export class SqsAdapter implements BrokerAdapter {
     return this.session(queue, url, limit)
   }
 
-  /** SQS returns the messages of a crashed run by itself when their visibility timeout ends. */
-  async recover(queue: string): Promise<number> {
-    this.check(queue)
-    return 0
-  }
+  // recover() is the base's: SQS returns the messages of a crashed run by itself when their visibility timeout ends.
 
-  async close(): Promise<void> {
-    if (this.closed) return
-    this.closed = true
-    try {
-      for (const session of [...this.sessions]) await session.close().catch(() => undefined)
-    } finally {
-      this.client.destroy()
-    }
+  protected async release(): Promise<void> {
+    this.client.destroy()
   }
 
   private session(queue: string, url: string | undefined, limit: number): SqsDrainSession {
-    const session: SqsDrainSession = new SqsDrainSession({
-      client: this.client,
-      queue,
-      url,
-      limit,
-      visibilitySeconds: this.target.visibilitySeconds,
-      visibleCount: () => this.count(queue),
-      wrap: (what, error) => sqsError(what, error, this.displayUrl),
-      onClose: () => this.sessions.delete(session),
-    })
-    this.sessions.add(session)
-    return session
+    return this.track(
+      (untrack) =>
+        new SqsDrainSession({
+          client: this.client,
+          queue,
+          url,
+          limit,
+          visibilitySeconds: this.target.visibilitySeconds,
+          visibleCount: () => this.count(queue),
+          wrap: (what, error) => sqsError(what, error, this.displayUrl),
+          onClose: untrack,
+        }),
+    )
   }
 
-  private check(queue: string): void {
+  /** SQS's own queue-name rule. */
+  protected override check(queue: string, what: string): void {
     checkSqsQueueName(queue, this.displayUrl)
-    if (this.closed) throw new BqError(`the connection to ${this.displayUrl} is closed`)
+    this.ensureOpen(what)
   }
 }

@@ -34,7 +34,7 @@ import {BqError} from '../../errors.js'
 import type {DrainSession, ReservedMessage} from '../adapter.js'
 import {SQS_BATCH_ENTRIES, forEachLimited, inBatches} from './batch.js'
 import {toBrokerMessage} from './message.js'
-import {checkBatch} from '../shared/check-arguments.js'
+import {DrainGuard} from '../shared/drain-guard.js'
 
 /** Receive calls in flight at once while filling one next(); each asks for up to 10 messages. */
 const RECEIVE_CONCURRENCY = 6
@@ -65,7 +65,7 @@ export interface SqsDrainInit {
   /** ApproximateNumberOfMessages now: lets an empty pass end the drain without a long poll. */
   visibleCount(): Promise<number>
   wrap(what: string, error: unknown): BqError
-  onClose?(session: SqsDrainSession): void
+  onClose?(): void
 }
 
 export class SqsDrainSession implements DrainSession {
@@ -76,12 +76,13 @@ export class SqsDrainSession implements DrainSession {
   private readonly ahead: ReservedMessage[] = []
   private reading: Promise<void> | undefined
   private calls = 0
-  private closed = false
+  private readonly guard: DrainGuard<Reservation>
   private readonly timer: NodeJS.Timeout | undefined
   private beating: Promise<void> | undefined
   private readonly visibilityMs: number
 
   constructor(private readonly init: SqsDrainInit) {
+    this.guard = new DrainGuard(this, `SQS drain of "${init.queue}"`, init.onClose)
     this.visibilityMs = init.visibilitySeconds * 1000
     if (init.url !== undefined && init.limit > 0) {
       // Ticks often enough that every message is extended while at least half its timeout is left.
@@ -91,8 +92,7 @@ export class SqsDrainSession implements DrainSession {
   }
 
   async next(max: number): Promise<ReservedMessage[]> {
-    this.checkOpen('next')
-    const want = Math.min(checkBatch(max), this.init.limit - this.handedOut)
+    const want = Math.min(this.guard.checkNext(max), this.init.limit - this.handedOut)
     const url = this.init.url
     if (want <= 0 || url === undefined) return []
     await this.reading
@@ -170,8 +170,7 @@ export class SqsDrainSession implements DrainSession {
   }
 
   async ack(messages: ReservedMessage[]): Promise<void> {
-    this.checkOpen('ack')
-    const targets = this.reservations(messages).filter((r) => r.state !== 'deleted')
+    const targets = this.reservations(messages, 'ack').filter((r) => r.state !== 'deleted')
     const problems: string[] = []
     let failedCalls = 0
     let firstCallError: unknown
@@ -202,16 +201,13 @@ export class SqsDrainSession implements DrainSession {
   }
 
   async release(messages: ReservedMessage[]): Promise<void> {
-    this.checkOpen('release')
     // Kept hidden (the heartbeat extends them) until close, so this run never takes them again.
-    for (const reservation of this.reservations(messages)) if (reservation.state === 'out') reservation.state = 'held'
+    for (const reservation of this.reservations(messages, 'release')) if (reservation.state === 'out') reservation.state = 'held'
   }
 
   async close(): Promise<void> {
-    if (this.closed) return
-    this.closed = true
-    if (this.timer !== undefined) clearInterval(this.timer)
-    try {
+    return this.guard.close(async () => {
+      if (this.timer !== undefined) clearInterval(this.timer)
       await this.reading
       this.ahead.length = 0
       await this.beating
@@ -234,9 +230,7 @@ export class SqsDrainSession implements DrainSession {
         const reason = firstError === undefined ? '' : `: ${this.init.wrap('return messages', firstError).message}`
         throw new BqError(`could not make ${failed} message(s) of "${this.init.queue}" visible again${reason}; SQS returns them by itself within ${this.init.visibilitySeconds} s`, {code: 'release-failed'})
       }
-    } finally {
-      this.init.onClose?.(this)
-    }
+    })
   }
 
   private async receive(url: string, size: number, waitSeconds: number): Promise<Message[]> {
@@ -273,7 +267,7 @@ export class SqsDrainSession implements DrainSession {
   }
 
   private tick(): void {
-    if (this.beating !== undefined || this.closed) return
+    if (this.beating !== undefined || this.guard.isClosed) return
     this.beating = this.extendDue().finally(() => {
       this.beating = undefined
     })
@@ -316,20 +310,12 @@ export class SqsDrainSession implements DrainSession {
     if (this.live.get(reservation.messageId) === reservation) this.live.delete(reservation.messageId)
   }
 
-  /** The reservations behind handles this session gave out; a foreign handle is a caller bug. */
-  private reservations(messages: ReservedMessage[]): Reservation[] {
-    const seen = new Set<Reservation>()
-    for (const message of messages) {
-      const reservation = message.handle as Reservation | undefined
-      if (reservation?.session !== this) throw new BqError(`a message passed to the drain of "${this.init.queue}" was not handed out by it`)
-      if (seen.has(reservation)) throw new BqError(`the same message was passed twice to one call on the drain of "${this.init.queue}"`)
-      seen.add(reservation)
-    }
-    return [...seen]
-  }
-
-  private checkOpen(what: string): void {
-    if (this.closed) throw new BqError(`cannot ${what}: the drain of "${this.init.queue}" is closed`)
+  /**
+   * The reservations behind handles this session gave out. Settled ones pass too: ack skips what
+   * is deleted and release what is held, and a lapsed one is for SQS to refuse.
+   */
+  private reservations(messages: ReservedMessage[], action: string): Reservation[] {
+    return this.guard.claim(messages, action, (reservation) => reservation)
   }
 }
 
