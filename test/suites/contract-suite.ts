@@ -18,17 +18,10 @@ export interface ContractSetup {
   /**
    * Simulates a drain that dies mid-run: in another process (or on a connection that is then
    * killed), drain `queue`, take `take` messages, release the first `release` of them, and stop
-   * without closing. Without it the crash-recovery test is skipped.
+   * without closing. Without it the crash-recovery test is skipped. What the test then expects
+   * comes from the adapter's `capabilities.afterCrash`.
    */
   crashDrain?(queue: string, take: number, release: number): Promise<void>
-  /**
-   * The broker itself returns a crashed drain's reservations to the queue once it sees the
-   * connection gone (AMQP 1.0 unsettled deliveries), so `recover()` has nothing to do and returns
-   * 0. The crash test then checks that instead of a recovery by bq.
-   */
-  brokerReturnsOnCrash?: boolean
-  /** The adapter bounds a drain by what the queue held when it started. */
-  drainBoundedAtStart?: boolean
   /** Removes whatever the tests left on the broker for these queues. */
   cleanup?(queues: string[]): Promise<void>
   /** Values (such as the test URL's password) that must never appear in displayUrl. */
@@ -36,16 +29,11 @@ export interface ContractSetup {
   /** The largest body the broker carries, when below the 1 MiB the round-trip test sends (SQS: 1 MiB including the JSON around it). */
   maxBodyBytes?: number
   /**
-   * The broker itself returns a crashed drain's reservations within this many ms (SQS: the
-   * visibility timeout of the URL `crashDrain` uses), and `recover()` has nothing to do. The crash
-   * test then waits for them instead of recovering.
+   * Where `afterCrash` is `timeout-returns`: how long the lock or visibility timeout of the URL
+   * `crashDrain` uses keeps a dead run's reservations hidden, plus slack (SQS: `?visibility=3`).
+   * The crash test waits this long for the broker to return them.
    */
   reservationsReturnWithinMs?: number
-  /**
-   * A drain reserves nothing on the broker (Kafka: it only commits progress, and a dead run
-   * committed none). The crash test then checks that nothing is missing and nothing needs recovery.
-   */
-  crashReservesNothing?: boolean
 }
 
 export function brokerContractSuite(name: string, setup: ContractSetup): void {
@@ -224,11 +212,11 @@ export function brokerContractSuite(name: string, setup: ContractSetup): void {
     })
 
     it('does not hand out messages published after the drain started', async (t) => {
-      if (setup.drainBoundedAtStart !== true) {
-        t.skip(`${name} does not bound a drain by its starting size`)
-        return
-      }
       await withAdapter(t, async (adapter) => {
+        if (adapter.capabilities.drainBoundedAtStart === false) {
+          t.skip(`${name} does not bound a drain by what the queue held at its start`)
+          return
+        }
         const q = queue('bounded')
         const before = numbered(3, 'before')
         const later = numbered(2, 'later')
@@ -271,47 +259,64 @@ export function brokerContractSuite(name: string, setup: ContractSetup): void {
         t.skip(`${name} has no crash simulation`)
         return
       }
+      const crashDrain = setup.crashDrain.bind(setup)
       await withAdapter(t, async (adapter) => {
         const q = queue('crash')
         const bodies = numbered(6)
         await adapter.publish(q, bodies.map((body) => out(body)))
-        if (setup.reservationsReturnWithinMs !== undefined) {
-          // The broker keeps the dead run's reservations hidden, then returns them by itself.
-          await setup.crashDrain!(q, 4, 1)
-          assert.equal(await adapter.count(q), 2)
-          assert.equal(await adapter.recover(q), 0)
-          const deadline = Date.now() + setup.reservationsReturnWithinMs
-          while ((await adapter.count(q)) < 6 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 200))
-          assert.equal(await adapter.count(q), 6)
-          assertBodiesIn(await adapter.browse(q, {limit: 10}), bodies, ordered(adapter))
-          return
-        }
-        if (setup.crashReservesNothing === true) {
-          await setup.crashDrain!(q, 4, 1)
-          assert.equal(await adapter.count(q), 6)
-          assert.equal(await adapter.recover(q), 0)
-          assertBodies(await adapter.browse(q, {limit: 10}), bodies)
-          const session = await adapter.drain(q)
-          assertBodies(await takeAll(session, 4), bodies)
-          await session.close()
-          return
-        }
-        await setup.crashDrain!(q, 4, 1)
-        if (setup.brokerReturnsOnCrash === true) {
-          // Nothing is staged: the broker puts the dead run's reservations back by itself.
-          assert.equal(await eventuallyCount(adapter, q, 6), 6)
-          assert.equal(await adapter.recover(q), 0)
-        } else {
-          // The dead run's reservations are out of the queue until someone recovers them.
-          assert.equal(await adapter.count(q), 2)
-          assert.equal(await adapter.recover(q), 4)
-          assert.equal(await adapter.count(q), 6)
+        const afterCrash = adapter.capabilities.afterCrash
+        t.diagnostic(`${name} afterCrash: ${afterCrash}`)
+        switch (afterCrash) {
+          case 'timeout-returns': {
+            // The broker keeps the dead run's reservations hidden, then returns them by itself.
+            const within = setup.reservationsReturnWithinMs
+            assert.ok(within !== undefined, `${name} returns reservations on a timeout: its setup must say how long the crash URL's timeout is (reservationsReturnWithinMs)`)
+            await crashDrain(q, 4, 1)
+            assert.equal(await adapter.count(q), 2)
+            assert.equal(await adapter.recover(q), 0)
+            const deadline = Date.now() + within
+            while ((await adapter.count(q)) < 6 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 200))
+            assert.equal(await adapter.count(q), 6)
+            assertBodiesIn(await adapter.browse(q, {limit: 10}), bodies, ordered(adapter))
+            return
+          }
+          case 'nothing-reserved': {
+            // The dead run committed no progress: every message still waits, nothing to recover.
+            await crashDrain(q, 4, 1)
+            assert.equal(await adapter.count(q), 6)
+            assert.equal(await adapter.recover(q), 0)
+            assertBodies(await adapter.browse(q, {limit: 10}), bodies)
+            const session = await adapter.drain(q)
+            assertBodies(await takeAll(session, 4), bodies)
+            await session.close()
+            return
+          }
+          case 'broker-returns': {
+            // Nothing is staged: the broker puts the dead run's reservations back by itself.
+            await crashDrain(q, 4, 1)
+            assert.equal(await eventuallyCount(adapter, q, 6), 6)
+            assert.equal(await adapter.recover(q), 0)
+            break
+          }
+          case 'transaction':
+          case 'staging': {
+            // The dead run's reservations are out of the queue until someone recovers them.
+            await crashDrain(q, 4, 1)
+            assert.equal(await adapter.count(q), 2)
+            assert.equal(await adapter.recover(q), 4)
+            assert.equal(await adapter.count(q), 6)
+            break
+          }
+          default: {
+            const unknown: never = afterCrash
+            assert.fail(`no crash expectation for afterCrash ${String(unknown)}`)
+          }
         }
         assertBodies(await adapter.browse(q, {limit: 10}), bodies)
 
-        // A new drain recovers by itself, before it counts.
-        await setup.crashDrain!(q, 3, 0)
-        if (setup.brokerReturnsOnCrash === true) await eventuallyCount(adapter, q, 6)
+        // A new drain recovers by itself, before it counts (or finds them already returned).
+        await crashDrain(q, 3, 0)
+        if (afterCrash === 'broker-returns') await eventuallyCount(adapter, q, 6)
         const session = await adapter.drain(q)
         const taken = await takeAll(session, 4)
         assertBodies(taken, bodies)

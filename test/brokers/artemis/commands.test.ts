@@ -18,11 +18,6 @@ const artemis: BrokerCase = {
   name: 'artemis',
   url: () => artemisUrl,
   available: (t: TestContext) => requireBroker(t, 'Artemis', parsed.hostname, Number(parsed.port || 5672)),
-  // A copy-mode receiver (queue browser): nothing acknowledged, no delivery count raised.
-  truePeek: true,
-  headers: true,
-  delay: true,
-  bypassHeader: 'bq_replay_bypass',
 }
 
 commandSuite(artemis)

@@ -17,8 +17,6 @@ const parsed = new URL(url)
 brokerContractSuite('artemis', {
   open: () => openBroker(url),
   available: (t: TestContext) => requireBroker(t, 'Artemis', parsed.hostname, Number(parsed.port || 5672)),
-  drainBoundedAtStart: true,
-  brokerReturnsOnCrash: true,
   crashDrain: async (q, take, release) => {
     await runFixture('crash-drain.ts', [url, q, String(take), String(release)])
   },

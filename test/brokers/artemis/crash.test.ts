@@ -30,7 +30,6 @@ after(async () => {
 crashSuite({
   name: 'artemis',
   url: () => url,
-  exactlyOnce: false,
   available: (t: TestContext) => requireBroker(t, 'Artemis', parsed.hostname, Number(parsed.port || 5672)),
   settle: async (queues) => {
     await withManagement(url, async (management) => {

@@ -14,10 +14,6 @@ const kafka: BrokerCase = {
   name: 'kafka',
   url: () => kafkaUrl,
   available: (t: TestContext) => requireBroker(t, 'Kafka', firstBroker.replace(/:\d+$/, ''), Number(/:(\d+)$/.exec(firstBroker)?.[1] ?? 9092)),
-  // Reading fetches by offset: no consumer group, nothing committed.
-  truePeek: true,
-  headers: true,
-  delay: false,
 }
 
 commandSuite(kafka)

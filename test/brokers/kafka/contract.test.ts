@@ -9,11 +9,11 @@
  *
  * - maxBodyBytes: a topic's default max.message.bytes is 1 MiB + 12 bytes for a whole record
  *   batch, so the 1 MiB round-trip body is sent a little smaller.
- * - crashReservesNothing: the contract's crash test expects a dead run's reservations to sit in a
- *   staging place until `recover()` returns them. A Kafka drain reserves nothing on the broker: a
- *   killed run's uncommitted records simply wait in the log, and `recover()` returns 0. The suite's
- *   branch for that checks nothing is missing after a drain process exits without closing; a
- *   crash after some acks is tested in kafka.adapter.test.ts and by the SIGKILL suite.
+ * - A crashed drain: the adapter declares `afterCrash: 'nothing-reserved'` (a Kafka drain reserves
+ *   nothing on the broker: a killed run's uncommitted records simply wait in the log, and
+ *   `recover()` returns 0), and the suite's crash test checks exactly that after a drain process
+ *   exits without closing; a crash after some acks is tested in kafka.adapter.test.ts and by the
+ *   SIGKILL suite.
  */
 import type {TestContext} from 'node:test'
 
@@ -26,11 +26,9 @@ import {deleteTestTopics, kafkaHost, kafkaPort, kafkaUrl} from './support.js'
 brokerContractSuite('kafka', {
   open: () => openBroker(kafkaUrl),
   available: (t: TestContext) => requireBroker(t, 'Kafka', kafkaHost, kafkaPort),
-  drainBoundedAtStart: true,
   maxBodyBytes: 1_000_000,
   cleanup: deleteTestTopics,
   crashDrain: async (q, take, release) => {
     await runFixture('crash-drain.ts', [kafkaUrl, q, String(take), String(release)])
   },
-  crashReservesNothing: true,
 })

@@ -24,6 +24,5 @@ after(async () => {
 crashSuite({
   name: 'kafka',
   url: () => kafkaUrl,
-  exactlyOnce: false,
   available: (t: TestContext) => requireBroker(t, 'Kafka', kafkaHost, kafkaPort),
 })

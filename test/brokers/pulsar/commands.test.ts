@@ -16,7 +16,7 @@ const pulsarUrl = process.env.BQ_TEST_PULSAR_URL ?? 'pulsar://127.0.0.1:6650?adm
 const admin = new URL(new URL(pulsarUrl).searchParams.get('admin') ?? 'http://127.0.0.1:8080')
 const available = (t: TestContext) => requireBroker(t, 'Pulsar (admin/WebSocket port)', admin.hostname, Number(admin.port || 8080))
 
-commandSuite({name: 'pulsar', url: () => pulsarUrl, available, truePeek: true, headers: true, delay: true})
+commandSuite({name: 'pulsar', url: () => pulsarUrl, available})
 
 async function subscriptions(queue: string): Promise<string[]> {
   const response = await fetch(`${admin.origin}/admin/v2/persistent/public/default/${encodeURIComponent(queue)}/subscriptions`)

@@ -3,12 +3,12 @@
  * that `test/brokers/brokers.sh start pulsar` runs: pulsar://127.0.0.1:6650?admin=http://127.0.0.1:8080),
  * opened through the registry as `bq` does.
  *
- * Where Pulsar differs by nature the suite's existing capability branches apply, none skipped
+ * Where Pulsar differs by nature the suite branches on the adapter's capabilities, none skipped
  * silently:
  * - A crashed drain stages nothing: its un-acknowledged messages stay in the subscription's
  *   backlog and the broker hands them out again once it sees the consumer gone
- *   (`brokerReturnsOnCrash`; `recover()` returns 0).
- * - The drain is bounded by the subscription's backlog when it started (`drainBoundedAtStart`).
+ *   (`afterCrash: 'broker-returns'`; `recover()` returns 0).
+ * - The drain is bounded by the subscription's backlog when it started.
  * - No atomic move (a publish and an acknowledgement are two steps): that test skips itself.
  */
 import type {TestContext} from 'node:test'
@@ -33,8 +33,6 @@ async function cleanup(queues: string[]): Promise<void> {
 brokerContractSuite('pulsar', {
   open: () => openBroker(pulsarUrl),
   available,
-  drainBoundedAtStart: true,
-  brokerReturnsOnCrash: true,
   crashDrain: async (q, take, release) => {
     await runFixture('crash-drain.ts', [pulsarUrl, q, String(take), String(release)])
   },

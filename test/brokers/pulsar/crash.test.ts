@@ -22,6 +22,5 @@ const admin = new URL(new URL(pulsarUrl).searchParams.get('admin') ?? 'http://12
 crashSuite({
   name: 'pulsar',
   url: () => pulsarUrl,
-  exactlyOnce: false,
   available: (t: TestContext) => requireBroker(t, 'Pulsar (admin/WebSocket port)', admin.hostname, Number(admin.port || 8080)),
 })

@@ -2,10 +2,10 @@
  * The shared broker contract against RabbitMQ (BQ_TEST_AMQP_URL, default
  * amqp://guest:guest@127.0.0.1:5672), opened through the registry as `bq` does.
  *
- * No `crashDrain`: the contract's crash test expects a dead run's reservations to wait in a
- * staging place until `recover()` returns them. RabbitMQ has no such place: the broker itself
- * requeues a dead connection's un-acked messages, and `recover()` returns 0. That behaviour is
- * tested in rabbitmq.adapter.test.ts (a reset connection, and a SIGKILLed process).
+ * A crashed drain (a process that exits without closing): the adapter declares
+ * `afterCrash: 'broker-returns'`, so the suite's crash test checks that RabbitMQ itself requeues
+ * the dead connection's un-acked messages, in place, and that `recover()` returns 0. A reset
+ * connection and a SIGKILLed process are tested in rabbitmq.adapter.test.ts too.
  */
 import type {TestContext} from 'node:test'
 
@@ -14,6 +14,7 @@ import amqp from 'amqplib'
 import {openBroker} from '../../../src/lib/brokers/registry.js'
 import {requireBroker} from '../../support/brokers.js'
 import {brokerContractSuite} from '../../suites/contract-suite.js'
+import {runFixture} from '../../suites/fixtures/run-fixture.js'
 
 const url = process.env.BQ_TEST_AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672'
 const parsed = new URL(url)
@@ -39,7 +40,9 @@ async function cleanup(queues: string[]): Promise<void> {
 brokerContractSuite('rabbitmq', {
   open: () => openBroker(url),
   available: (t: TestContext) => requireBroker(t, 'RabbitMQ', host, port),
-  drainBoundedAtStart: true,
+  crashDrain: async (q, take, release) => {
+    await runFixture('crash-drain.ts', [url, q, String(take), String(release)])
+  },
   cleanup,
   secrets: parsed.password === '' || parsed.password === 'guest' ? [] : [parsed.password],
 })

@@ -53,7 +53,6 @@ after(async () => {
 brokerContractSuite('redis', {
   open: () => openBroker(url),
   available,
-  drainBoundedAtStart: true,
   cleanup,
   crashDrain: async (q, take, release) => {
     await runFixture('crash-drain.ts', [url, q, String(take), String(release)])

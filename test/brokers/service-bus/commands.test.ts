@@ -14,7 +14,4 @@ commandSuite({
   name: 'service-bus',
   url: () => server.connectionString,
   available: async () => true,
-  truePeek: true,
-  headers: true,
-  delay: true,
 })

@@ -20,4 +20,4 @@ before(async () => {
 })
 after(() => server.close())
 
-crashSuite({name: 'service-bus', url: () => server.connectionString, exactlyOnce: false, available: async () => true, messages: 2000})
+crashSuite({name: 'service-bus', url: () => server.connectionString, available: async () => true, messages: 2000})

@@ -17,7 +17,6 @@ after(() => rmSync(dir, {recursive: true, force: true}))
 brokerContractSuite('sqlite', {
   open: () => openBroker(url),
   available: async () => true,
-  drainBoundedAtStart: true,
   crashDrain: async (queue, take, release) => {
     await runFixture('crash-drain.ts', [url, queue, String(take), String(release)])
   },

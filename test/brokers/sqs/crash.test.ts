@@ -48,7 +48,6 @@ after(async () => {
 crashSuite({
   name: 'sqs',
   url: () => sqsUrlWith({visibility: String(VISIBILITY_SECONDS)}),
-  exactlyOnce: false,
   available: sqsAvailable,
   censusByDraining: true,
   dispose: deleteQueues,

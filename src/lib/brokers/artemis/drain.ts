@@ -34,6 +34,7 @@ import type {ArtemisManagement} from './management.js'
 import {toBrokerMessage} from './message.js'
 import {DrainGuard} from '../shared/drain-guard.js'
 import {SerialLock} from '../shared/serial-lock.js'
+import {WakeSignal} from '../shared/wake-signal.js'
 
 export interface ArtemisDrainTuning {
   /** Messages in flight between the broker and bq ahead of the caller (default 1000). */
@@ -97,7 +98,7 @@ export class ArtemisDrainSession implements DrainSession {
   private calls = 0
   private exhausted = false
   private readonly guard: DrainGuard<Handle>
-  private wake: (() => void) | undefined
+  private readonly arrivals = new WakeSignal()
   private drainedWaiter: (() => void) | undefined
   private readonly stopWatching: () => void
 
@@ -137,7 +138,7 @@ export class ArtemisDrainSession implements DrainSession {
           throw new BqError(`the drain of "${this.init.queue}" cannot take more messages: ${this.outstanding.size} handed out are neither acked nor released`, {code: 'drain-stalled'})
         }
         const before = this.delivered
-        await this.waitForDelivery()
+        await this.arrivals.wait(this.idleMs)
         this.guard.checkOpen('take messages')
         if (this.delivered > before) continue
         // Nothing for a while: have the broker send what it has now and report the rest of the
@@ -196,7 +197,7 @@ export class ArtemisDrainSession implements DrainSession {
   async close(): Promise<void> {
     return this.guard.close(async () => {
       this.init.onClosed?.()
-      this.wake?.()
+      this.arrivals.wake()
       this.drainedWaiter?.()
       await this.lock.run(async () => {
         const {connection, receiver} = this.init
@@ -231,7 +232,7 @@ export class ArtemisDrainSession implements DrainSession {
     this.lastDeliveryId = delivery.id
     this.delivered++
     this.buffer.push(entry)
-    this.wake?.()
+    this.arrivals.wake()
     // Credit used up by deliveries ends a drain too; the broker owes no flow then.
     if (creditOf(this.init.receiver) === 0) this.drainedWaiter?.()
   }
@@ -284,19 +285,6 @@ export class ArtemisDrainSession implements DrainSession {
     receiver.drain = false
   }
 
-  private waitForDelivery(): Promise<void> {
-    return new Promise<void>((resolve) => {
-      const timer = setTimeout(done, this.idleMs)
-      const wake = () => done()
-      function done() {
-        clearTimeout(timer)
-        resolve()
-      }
-      this.wake = wake
-    }).finally(() => {
-      this.wake = undefined
-    })
-  }
 
   private buffered(): number {
     return this.buffer.length - this.bufferHead
@@ -309,7 +297,7 @@ export class ArtemisDrainSession implements DrainSession {
 
   private fail(error: BqError): void {
     this.guard.fail(error)
-    this.wake?.()
+    this.arrivals.wake()
     this.drainedWaiter?.()
   }
 }

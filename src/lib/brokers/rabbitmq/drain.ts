@@ -30,6 +30,7 @@ import type {DrainSession, ReservedMessage} from '../adapter.js'
 import {brokerReason, closeQuietly, toBrokerMessage, waitUntilReady} from './support.js'
 import {DrainGuard} from '../shared/drain-guard.js'
 import {SerialLock} from '../shared/serial-lock.js'
+import {WakeSignal} from '../shared/wake-signal.js'
 
 export interface DrainTuning {
   /** Un-acked messages in flight between the broker and bq at once (not counting released ones). */
@@ -84,7 +85,7 @@ export class RabbitDrainSession implements DrainSession {
   private calls = 0
   private readAhead = 1
   private active: Generation | undefined
-  private wake: (() => void) | undefined
+  private readonly arrivals = new WakeSignal()
   private readonly guard: DrainGuard<Handle>
   private exhausted = false
 
@@ -152,7 +153,7 @@ export class RabbitDrainSession implements DrainSession {
           continue
         }
         const before = this.deliveredTotal
-        await this.waitForDelivery(this.idleCheckMs)
+        await this.arrivals.wait(this.idleCheckMs)
         this.guard.checkOpen('take messages')
         if (this.deliveredTotal > before) {
           idleSince = Date.now()
@@ -224,7 +225,7 @@ export class RabbitDrainSession implements DrainSession {
   async close(): Promise<void> {
     return this.guard.close(async () => {
       this.onClosed?.()
-      this.wake?.()
+      this.arrivals.wake()
       await this.lock.run(async () => {
         if (!this.channel.bqClosed) {
           try {
@@ -279,7 +280,7 @@ export class RabbitDrainSession implements DrainSession {
     generation.delivered++
     this.deliveredTotal++
     this.buffer.push({message, generation})
-    this.wake?.()
+    this.arrivals.wake()
   }
 
   /** Cancels the running consumer; deliveries it already made stay un-acked and usable. */
@@ -299,19 +300,6 @@ export class RabbitDrainSession implements DrainSession {
     return this.buffer.length - this.bufferHead
   }
 
-  private waitForDelivery(ms: number): Promise<void> {
-    return new Promise<void>((resolve) => {
-      const timer = setTimeout(done, ms)
-      const wake = () => done()
-      function done() {
-        clearTimeout(timer)
-        resolve()
-      }
-      this.wake = wake
-    }).finally(() => {
-      this.wake = undefined
-    })
-  }
 
   private async readyOnChannel(): Promise<number> {
     try {
@@ -351,7 +339,7 @@ export class RabbitDrainSession implements DrainSession {
 
   private fail(error: BqError): void {
     this.guard.fail(error)
-    this.wake?.()
+    this.arrivals.wake()
   }
 
   private wrap(action: string, error: unknown): BqError {
