@@ -55,12 +55,7 @@ export interface KafkaAdapterOptions {
   stateHardLimit?: number
 }
 
-/** The registry's entry point for a parsed URL (a single bootstrap server). */
-export async function createAdapter(url: URL, displayUrl: string): Promise<BrokerAdapter> {
-  return createAdapterFromString(url.href, displayUrl)
-}
-
-/** The registry's entry point for the raw URL, which may list several `host:port`s. */
+/** Opens the adapter from the raw URL, which may list several `host:port`s (not a WHATWG URL). */
 export async function createAdapterFromString(rawUrl: string, displayUrl: string, options: KafkaAdapterOptions = {}): Promise<BrokerAdapter> {
   return createKafkaAdapter(parseKafkaUrl(rawUrl, displayUrl), displayUrl, options)
 }
