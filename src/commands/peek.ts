@@ -23,13 +23,13 @@ export interface PeekResult {
 
 export default class Peek extends BqCommand {
   static override summary = 'Look at the messages at the head of a queue without consuming them.'
-  static override description = `On brokers with a true peek (Redis, the embedded store) nothing changes. On RabbitMQ the messages are taken and returned to their original places, which marks them redelivered; bq says so.`
+  static override description = `On brokers with a true peek nothing changes. Where a read is a delivery, the messages are taken and returned to their original places, which marks them redelivered; bq says so. Where a read raises a receive count, peek refuses unless --receive is given. The README's broker table says which broker does what.`
   static override examples = [
     '<%= config.bin %> peek orders',
     '<%= config.bin %> peek orders --limit 50 --urn "urn:babel:orders:*"',
     '<%= config.bin %> peek orders.dlq --jsonl > export.jsonl',
-    '<%= config.bin %> peek orders -b amqp://guest:guest@localhost --headers',
-    '<%= config.bin %> peek orders.dlq -b kafka://localhost:9092 --from-time 2026-11-30T08:00:00Z',
+    '<%= config.bin %> peek orders -b "$STAGING_BROKER" --headers',
+    '<%= config.bin %> peek orders.dlq -b "$LOG_BROKER" --from-time 2026-11-30T08:00:00Z',
   ]
   static override args = {queue: Args.string({description: 'queue to look at', required: true})}
   static override flags = {
@@ -40,10 +40,10 @@ export default class Peek extends BqCommand {
     jsonl: Flags.boolean({description: 'print one envelope per line (an export replay can read)', exclusive: ['raw']}),
     raw: Flags.boolean({description: 'print each body exactly as stored, one per line'}),
     headers: Flags.boolean({description: 'show the native broker metadata of each message'}),
-    'from-beginning': Flags.boolean({description: 'log brokers (Kafka): read the whole retained log, not only what a redrive would still see', exclusive: ['from-offset', 'from-time', 'last'], helpGroup: 'LOG'}),
-    'from-offset': Flags.string({description: 'log brokers (Kafka): read from OFFSET in every partition, or from PARTITION:OFFSET in one', exclusive: ['from-time', 'last'], helpGroup: 'LOG'}),
-    'from-time': Flags.string({description: 'log brokers (Kafka): read from the first record at or after this time (ISO 8601 or Unix ms)', exclusive: ['last'], helpGroup: 'LOG'}),
-    last: Flags.integer({description: 'log brokers (Kafka): read the last N records of each partition', min: 1, helpGroup: 'LOG'}),
+    'from-beginning': Flags.boolean({description: 'brokers that keep a log: read the whole retained log, not only what a redrive would still see', exclusive: ['from-offset', 'from-time', 'last'], helpGroup: 'LOG'}),
+    'from-offset': Flags.string({description: 'brokers that keep a log: read from OFFSET in every partition, or from PARTITION:OFFSET in one', exclusive: ['from-time', 'last'], helpGroup: 'LOG'}),
+    'from-time': Flags.string({description: 'brokers that keep a log: read from the first record at or after this time (ISO 8601 or Unix ms)', exclusive: ['last'], helpGroup: 'LOG'}),
+    last: Flags.integer({description: 'brokers that keep a log: read the last N records of each partition', min: 1, helpGroup: 'LOG'}),
     receive: sharedFlags.receive,
     broker: sharedFlags.broker,
   }
@@ -60,7 +60,7 @@ export default class Peek extends BqCommand {
     return withBroker(flags.broker, async (adapter) => {
       requireReceiveConsent(adapter, flags.receive, 'peek')
       if (from !== undefined && !adapter.capabilities.logBrowse) {
-        throw new UsageError(`${adapter.kind} keeps no log to read from a position: --from-beginning, --from-offset, --from-time and --last need a log broker such as kafka://`)
+        throw new UsageError(`${adapter.kind} keeps no log to read from a position: --from-beginning, --from-offset, --from-time and --last need a broker that keeps a log (see the README's broker table)`)
       }
       const depth = await adapter.count(args.queue)
       const outcome = await browseQueue(adapter, {queue: args.queue, limit: flags.limit, selectors, scanLimit: flags.scan, validate: true, ...(from ? {from} : {})})

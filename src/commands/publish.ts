@@ -15,7 +15,7 @@ export default class Publish extends BqCommand {
   static override description = `Data comes from --data, --data-file, or stdin (default {}). Prints each message's meta.id. Publishing waits for the broker's durable confirmation.`
   static override examples = [
     `<%= config.bin %> publish urn:babel:orders:created --data '{"order_id":1042}' --queue orders`,
-    'echo \'{"order_id":1}\' | <%= config.bin %> publish urn:babel:orders:created -q orders -b redis://127.0.0.1:6379',
+    'echo \'{"order_id":1}\' | <%= config.bin %> publish urn:babel:orders:created -q orders -b "$STAGING_BROKER"',
     '<%= config.bin %> publish urn:babel:orders:created -d \'{"order_id":1,"amount":5}\' --registry registry.json --dry-run',
   ]
   static override args = {urn: Args.string({description: 'the message URN, e.g. urn:babel:orders:created', required: true})}

@@ -1,24 +1,23 @@
 import {Args, Flags} from '@oclif/core'
 
 import {BqCommand} from '../lib/cli/base-command.js'
-import {withBroker} from '../lib/cli/broker.js'
+import {withTargetBroker} from '../lib/cli/broker.js'
 import {confirmOrRequireYes} from '../lib/cli/confirm.js'
 import {sharedFlags} from '../lib/cli/flags.js'
 import {bypassWarning, runMoves} from '../lib/cli/move-run.js'
-import {openBroker} from '../lib/brokers/registry.js'
-import {UsageError} from '../lib/errors.js'
+import type {MoveResult} from '../lib/cli/move-run.js'
+import {NotConfirmedError} from '../lib/errors.js'
 import {parseSelector} from '../lib/ops/match.js'
-import type {RedriveItem, RedriveReport} from '../lib/ops/redrive.js'
 import {replay} from '../lib/ops/replay.js'
 
 export default class Replay extends BqCommand {
   static override summary = 'Re-publish envelopes from a JSON or JSONL file (for example a peek --jsonl export).'
   static override description = `Non-destructive: the file is only read. By default dead-lettered envelopes are reset as in redrive (dead_letter removed, attempts 0); --as-is copies the bytes verbatim (restoring a backup); --new-id mints fresh meta.ids and keeps each trace_id. Each message goes to --to, else its dead_letter.original_queue, else its meta.queue.
 
-Exit status: 0 when every selected message was published, 3 when some were not, 2 for usage errors, 4 when the broker cannot be reached.`
+Exit status: 0 when every selected message was published, 3 when some were not, 2 for usage errors or when not confirmed (nothing was changed), 4 when the broker cannot be reached, 130 when interrupted.`
   static override examples = [
     '<%= config.bin %> replay export.jsonl --to orders.sandbox --bypass --yes',
-    '<%= config.bin %> replay backup.jsonl --as-is --to orders -b redis://127.0.0.1:6379 --yes',
+    '<%= config.bin %> replay backup.jsonl --as-is --to orders -b "$STAGING_BROKER" --yes',
     '<%= config.bin %> peek orders.dlq --jsonl | <%= config.bin %> replay - --new-id --select urn=urn:babel:orders:* --dry-run',
   ]
   static override args = {file: Args.string({description: 'JSON or JSONL file, or - for stdin', required: true})}
@@ -37,19 +36,18 @@ Exit status: 0 when every selected message was published, 3 when some were not, 
     broker: sharedFlags.broker,
   }
 
-  async run(): Promise<RedriveReport & {items: RedriveItem[]}> {
+  async run(): Promise<MoveResult> {
     const {args, flags} = await this.parse(Replay)
-    if (args.file === '-' && !flags.yes && !flags['dry-run']) throw new UsageError('replaying from stdin needs --yes (stdin cannot also answer a confirmation)')
+    if (args.file === '-' && !flags.yes && !flags['dry-run']) throw new NotConfirmedError('replaying from stdin needs --yes (stdin cannot also answer a confirmation): nothing was changed', 'confirmation-needed')
     const selectors = (flags.select ?? []).map(parseSelector)
     const json = this.jsonEnabled()
-    const run = async (target: Awaited<ReturnType<typeof openBroker>>) => {
+    // Replay reads a file, not a broker: it opens only the broker it publishes to.
+    return withTargetBroker(flags.broker, flags['to-broker'], async (target) => {
       const warning = bypassWarning(target, flags.bypass)
-        if (warning) this.warn(warning)
+      if (warning) this.warn(warning)
       if (!flags['dry-run'] && args.file !== '-') {
         const where = flags.to ? `to ${flags.to}` : "to each envelope's own queue"
-        if (!(await confirmOrRequireYes(`Replay ${args.file} ${where} on ${target.displayUrl}?`, flags.yes))) {
-          throw new UsageError('not confirmed; nothing was published')
-        }
+        await confirmOrRequireYes(`Replay ${args.file} ${where} on ${target.displayUrl}?`, flags.yes)
       }
       return runMoves({json, list: flags.list || flags['dry-run'], verb: 'published', log: (line) => this.logToStderr(line)}, (hooks) =>
         replay({
@@ -57,15 +55,6 @@ Exit status: 0 when every selected message was published, 3 when some were not, 
           dryRun: flags['dry-run'], asIs: flags['as-is'], newId: flags['new-id'], ...hooks,
         }),
       )
-    }
-    if (flags['to-broker']) {
-      const target = await openBroker(flags['to-broker'])
-      try {
-        return await run(target)
-      } finally {
-        await target.close()
-      }
-    }
-    return withBroker(flags.broker, run)
+    })
   }
 }

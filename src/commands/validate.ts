@@ -1,7 +1,7 @@
 import {Args, Flags} from '@oclif/core'
 
 import {BqCommand} from '../lib/cli/base-command.js'
-import {ExitCode, UsageError} from '../lib/errors.js'
+import {InvalidInputError, UsageError} from '../lib/errors.js'
 import {validateInputs} from '../lib/ops/validate-messages.js'
 import type {MessageResult, ValidateSummary} from '../lib/ops/validate-messages.js'
 import {githubReporter, jsonlReporter, junitReporter, textReporter} from '../lib/output/validate-report.js'
@@ -62,8 +62,9 @@ Exit status: 0 when everything is valid, 1 when anything is invalid, 2 for usage
     })
     reporter?.finish(summary)
     await out.flush()
-    if (summary.invalid > 0) process.exitCode = ExitCode.failure
-    return {summary, results: failing}
+    const result: ValidateResult = {summary, results: failing}
+    if (summary.invalid > 0) throw new InvalidInputError(`${summary.invalid} of ${summary.messages} message${summary.messages === 1 ? '' : 's'} invalid`, result)
+    return result
   }
 }
 

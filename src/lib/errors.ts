@@ -1,16 +1,20 @@
 /**
- * The one place bq's errors and exit codes live. Every failure a user can cause or meet is a
- * BqError: the CLI prints its message on one line and exits with its code, never a stack trace.
+ * The one place bq's outcomes and exit codes live. Every failure a user can cause or meet, and
+ * every run that did not fully succeed (a partial redrive, an interrupted one, invalid input
+ * found by validate, a declined confirmation), is a BqError with a stable `code` and an
+ * `exitCode` from the table below. Commands throw them; BqCommand (src/lib/cli/base-command.ts)
+ * is the only code that turns one into output and a process exit code. The single exception is
+ * `exitNow`, for a second Ctrl-C, which must not wait for anything.
  */
 
-/** Stable exit codes, documented in the README. */
+/** Stable exit codes, documented in the README ("Exit codes"). */
 export const ExitCode = {
   ok: 0,
   /** Something failed, or invalid input was found (validate). */
   failure: 1,
-  /** Bad flags, arguments or configuration. */
+  /** Bad flags, arguments or configuration; confirmation needed (--yes) or declined. */
   usage: 2,
-  /** A redrive or replay moved some selected messages but not all. */
+  /** A redrive or replay left some selected messages unmoved. */
   partial: 3,
   /** The broker could not be reached, or refused the credentials. */
   connection: 4,
@@ -20,15 +24,29 @@ export const ExitCode = {
 
 export type ExitCodeValue = (typeof ExitCode)[keyof typeof ExitCode]
 
+export interface BqErrorOptions {
+  exitCode?: number
+  code?: string
+  cause?: unknown
+  /** What the run did before it ended this way (a redrive report); carried into the JSON output. */
+  result?: unknown
+  /** The human output already told the story (a summary line): print no `Error:` line. */
+  reported?: boolean
+}
+
 export class BqError extends Error {
   readonly exitCode: number
   readonly code: string
+  readonly result: unknown
+  readonly reported: boolean
 
-  constructor(message: string, options: {exitCode?: number; code?: string; cause?: unknown} = {}) {
+  constructor(message: string, options: BqErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : {cause: options.cause})
     this.name = 'BqError'
     this.exitCode = options.exitCode ?? ExitCode.failure
     this.code = options.code ?? 'failure'
+    this.result = options.result
+    this.reported = options.reported ?? false
   }
 }
 
@@ -40,12 +58,84 @@ export class UsageError extends BqError {
   }
 }
 
+/**
+ * A destructive command was not confirmed: exit 2, and nothing was changed. `not-confirmed` when
+ * the operator answered no; `confirmation-needed` when there was no terminal to ask and no --yes.
+ */
+export class NotConfirmedError extends UsageError {
+  constructor(message = 'not confirmed: nothing was changed', code: 'not-confirmed' | 'confirmation-needed' = 'not-confirmed') {
+    super(message, code)
+    this.name = 'NotConfirmedError'
+  }
+}
+
 /** The broker is unreachable or refused us: exit 4. The message must already be redacted. */
 export class ConnectionError extends BqError {
   constructor(message: string, cause?: unknown) {
     super(message, {exitCode: ExitCode.connection, code: 'connection', cause})
     this.name = 'ConnectionError'
   }
+}
+
+/** validate found invalid input: exit 1, with the full validation result. */
+export class InvalidInputError extends BqError {
+  constructor(message: string, result: unknown) {
+    super(message, {exitCode: ExitCode.failure, code: 'invalid-input', result, reported: true})
+    this.name = 'InvalidInputError'
+  }
+}
+
+/** A redrive or replay left selected messages unmoved: exit 3, with the full report. */
+export class PartialError extends BqError {
+  constructor(message: string, report: unknown) {
+    super(message, {exitCode: ExitCode.partial, code: 'partial', result: report, reported: true})
+    this.name = 'PartialError'
+  }
+}
+
+/** Ctrl-C stopped a run after its current batch: exit 130, with the report of what moved. */
+export class InterruptedError extends BqError {
+  constructor(message: string, report: unknown) {
+    super(message, {exitCode: ExitCode.interrupted, code: 'interrupted', result: report, reported: true})
+    this.name = 'InterruptedError'
+  }
+}
+
+/**
+ * The reader of stdout went away (`bq peek | head`): a normal end, as for Unix tools. BqCommand
+ * exits with 0 and prints nothing (there is nowhere to print to).
+ */
+export class BrokenPipeError extends BqError {
+  constructor() {
+    super('the reader of the output went away', {exitCode: ExitCode.ok, code: 'broken-pipe', reported: true})
+    this.name = 'BrokenPipeError'
+  }
+}
+
+/** The stable description of any thrown value: what `--json` reports and what the exit code is. */
+export interface Outcome {
+  code: string
+  message: string
+  exitCode: number
+  /** A BqError (expected); anything else is an unexpected error, worth a stack under BQ_DEBUG. */
+  known: boolean
+  result?: unknown
+  reported: boolean
+}
+
+export function outcomeOf(error: unknown): Outcome {
+  if (error instanceof BqError) {
+    return {code: error.code, message: error.message, exitCode: error.exitCode, known: true, reported: error.reported, ...(error.result === undefined ? {} : {result: error.result})}
+  }
+  return {code: 'unexpected', message: `unexpected error: ${describeError(error)}`, exitCode: ExitCode.failure, known: false, reported: false}
+}
+
+/**
+ * Ends the process at once with `code`. Only for a second Ctrl-C ("exit now"), which must not
+ * wait for the current batch; every other exit goes through BqCommand.
+ */
+export function exitNow(code: ExitCodeValue): never {
+  process.exit(code)
 }
 
 /** A one-line description of any thrown value, for messages that wrap a lower-level error. */

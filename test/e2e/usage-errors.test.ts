@@ -2,7 +2,7 @@
 import {test} from 'node:test'
 import assert from 'node:assert/strict'
 
-import {runBq} from '../support/cli.js'
+import {jsonOutput, runBq} from '../support/cli.js'
 
 const cases: Array<[string, string[], RegExp]> = [
   ['an unknown flag', ['dlq', 'redrive', 'orders', '--urn', 'urn:babel:orders:created'], /^Error: Nonexistent flag: --urn \(see bq dlq redrive --help\)$/],
@@ -21,8 +21,8 @@ for (const [what, args, expected] of cases) {
   })
 }
 
-test('under --json the usage error is a JSON error object', async () => {
+test('under --json the usage error is the JSON failure object', async () => {
   const result = await runBq(['peek', 'orders', '--json', '--bogus'])
   assert.equal(result.code, 2)
-  assert.deepEqual(JSON.parse(result.stdout), {error: {code: 'usage', message: 'Nonexistent flag: --bogus (see bq peek --help)', exitCode: 2}})
+  assert.deepEqual(jsonOutput(result.stdout), {ok: false, error: {code: 'usage', message: 'Nonexistent flag: --bogus (see bq peek --help)', exitCode: 2}, warnings: []})
 })

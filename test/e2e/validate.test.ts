@@ -6,7 +6,7 @@ import {tmpdir} from 'node:os'
 import path from 'node:path'
 
 import {conformanceDir, registryExamplesDir} from '../support/conformance.js'
-import {hasStackTrace, runBq} from '../support/cli.js'
+import {hasStackTrace, jsonOutput, jsonResult, runBq} from '../support/cli.js'
 
 const fixtures = path.join(conformanceDir, 'fixtures')
 const registry = path.join(registryExamplesDir, 'registry.json')
@@ -117,7 +117,8 @@ describe('bq validate', () => {
       file('array.json', `[${good}]`),
       file('deep.json', '{"data":' + '['.repeat(100_000) + ']'.repeat(100_000) + '}'),
       file('proto.json', good.replace('"order_id":1042', '"__proto__":{"admin":true}')),
-      file('huge-line.jsonl', `{"job":"urn:babel:a:b","pad":"${'x'.repeat(50 * 1024 * 1024)}"}\n`),
+      file('huge-line.jsonl', `{"job":"urn:babel:a:b","pad":"${'x'.repeat(12 * 1024 * 1024)}"}\n`),
+      file('over-limit.jsonl', `{"job":"urn:babel:a:b","pad":"${'x'.repeat(20 * 1024 * 1024)}"}\n${good}\n`),
     ]
     const result = await runBq(['validate', ...inputs])
     assert.equal(result.code, 1)
@@ -130,17 +131,21 @@ describe('bq validate', () => {
     assert.match(result.stdout, /deep\.json:1\n.*\$\.job/)
     assert.match(result.stdout, /✓ .*proto\.json:1/)
     assert.match(result.stdout, /huge-line\.jsonl:1 .*\n.*\$\.trace_id/)
+    assert.match(result.stdout, /over-limit\.jsonl:1\n.*longer than 16 MiB/)
   })
 
   test('--json has a stable shape', async () => {
     const result = await runBq(['validate', fixtures, '--json'])
     assert.equal(result.code, 1)
-    const body = JSON.parse(result.stdout)
+    const output = jsonOutput(result.stdout)
+    assert.equal(output.ok, false)
+    assert.deepEqual(!output.ok && output.error, {code: 'invalid-input', message: '2 of 6 messages invalid', exitCode: 1})
+    const body = jsonResult(result.stdout) as {summary: unknown; results: Array<Record<string, unknown> & {source: string}>}
     assert.deepEqual(Object.keys(body), ['summary', 'results'])
     assert.deepEqual(body.summary, {inputs: 6, messages: 6, valid: 4, invalid: 2, errors: 2, warnings: 1})
     assert.deepEqual(Object.keys(body.results[0]).sort(), ['id', 'line', 'problems', 'source', 'urn', 'valid'].filter((k) => k in body.results[0]).sort())
-    const missing = body.results.find((r: {source: string}) => r.source.endsWith('invalid-missing-urn.json'))
-    assert.deepEqual(missing.problems, [{severity: 'error', code: 'job.missing', path: '$.job', message: "no 'job' or 'urn': the message has no identity"}])
+    const missing = body.results.find((r) => r.source.endsWith('invalid-missing-urn.json'))
+    assert.deepEqual(missing?.problems, [{severity: 'error', code: 'job.missing', path: '$.job', message: "no 'job' or 'urn': the message has no identity"}])
   })
 
   test('--format github prints workflow annotations', async () => {

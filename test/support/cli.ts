@@ -1,5 +1,6 @@
 /** Runs the built CLI (bin/run.js) as a user would, capturing output and exit code. */
 import {spawn} from 'node:child_process'
+import type {ChildProcessWithoutNullStreams} from 'node:child_process'
 import path from 'node:path'
 
 import {repoRoot} from './conformance.js'
@@ -12,13 +13,21 @@ export interface CliResult {
 
 export const binRun = path.join(repoRoot, 'bin', 'run.js')
 
-export function runBq(args: string[], options: {stdin?: string | Buffer; env?: NodeJS.ProcessEnv; cwd?: string; timeoutMs?: number} = {}): Promise<CliResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [binRun, ...args], {
-      cwd: options.cwd ?? repoRoot,
-      env: {...process.env, NO_COLOR: '1', ...options.env},
-      stdio: ['pipe', 'pipe', 'pipe'],
-    })
+export interface RunOptions {
+  stdin?: string | Buffer
+  env?: NodeJS.ProcessEnv
+  cwd?: string
+  timeoutMs?: number
+}
+
+/** Starts the CLI and hands back the child (to signal it) and its result when it ends. */
+export function startBq(args: string[], options: RunOptions = {}): {child: ChildProcessWithoutNullStreams; done: Promise<CliResult>} {
+  const child = spawn(process.execPath, [binRun, ...args], {
+    cwd: options.cwd ?? repoRoot,
+    env: {...process.env, NO_COLOR: '1', ...options.env},
+    stdio: ['pipe', 'pipe', 'pipe'],
+  })
+  const done = new Promise<CliResult>((resolve, reject) => {
     const out: Buffer[] = []
     const err: Buffer[] = []
     child.stdout.on('data', (chunk: Buffer) => out.push(chunk))
@@ -29,9 +38,43 @@ export function runBq(args: string[], options: {stdin?: string | Buffer; env?: N
       clearTimeout(timer)
       resolve({code: code ?? (signal ? 128 : 1), stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8')})
     })
-    child.stdin.on('error', () => {})
-    child.stdin.end(options.stdin ?? '')
   })
+  child.stdin.on('error', () => {})
+  child.stdin.end(options.stdin ?? '')
+  return {child, done}
+}
+
+export function runBq(args: string[], options: RunOptions = {}): Promise<CliResult> {
+  return startBq(args, options).done
+}
+
+/** What every command prints under --json (src/lib/output/json-output.ts). */
+export type JsonOutput =
+  | {ok: true; result: Record<string, unknown>; warnings: string[]}
+  | {ok: false; error: {code: string; message: string; exitCode: number}; result?: Record<string, unknown>; warnings: string[]}
+
+/** Parses a command's --json output, failing with the text when it is not the JSON envelope. */
+export function jsonOutput(stdout: string): JsonOutput {
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(stdout)
+  } catch {
+    throw new Error(`not JSON: ${stdout}`)
+  }
+  if (typeof parsed !== 'object' || parsed === null || typeof (parsed as {ok?: unknown}).ok !== 'boolean' || !Array.isArray((parsed as {warnings?: unknown}).warnings)) {
+    throw new Error(`not bq's JSON output ({ok, result | error, warnings}): ${stdout}`)
+  }
+  return parsed as JsonOutput
+}
+
+/**
+ * The `result` of a command's --json output: what it reported, on success or (for a partial or
+ * interrupted run, or validate's invalid input) with its failure. Throws when there is none.
+ */
+export function jsonResult(stdout: string): Record<string, unknown> {
+  const output = jsonOutput(stdout)
+  if (output.result === undefined) throw new Error(`no result in the JSON output: ${stdout}`)
+  return output.result
 }
 
 /** A stack trace in output means an error escaped bq's error handling. */

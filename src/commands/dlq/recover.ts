@@ -7,8 +7,8 @@ import {sharedFlags} from '../../lib/cli/flags.js'
 
 export default class DlqRecover extends BqCommand {
   static override summary = 'Return messages a crashed redrive left in staging to the dead-letter queue.'
-  static override description = `A redrive that was killed mid-run leaves the messages it had taken in a recoverable place: on Redis the <dlq>:processing and <dlq>:bq-held lists, in the embedded store rows reserved by a dead process. The next redrive recovers them by itself; this command does it now. Brokers that return unacknowledged messages themselves (RabbitMQ) have nothing to recover.`
-  static override examples = ['<%= config.bin %> dlq recover orders', '<%= config.bin %> dlq recover orders -b redis://127.0.0.1:6379']
+  static override description = `A redrive that was killed mid-run can leave the messages it had taken in a staging place on the broker (where the broker keeps one: a staging list, rows reserved by a dead process). The next redrive recovers them by itself; this command does it now. Brokers that return reserved messages themselves have nothing to recover, and say 0.`
+  static override examples = ['<%= config.bin %> dlq recover orders', '<%= config.bin %> dlq recover orders -b "$STAGING_BROKER"']
   static override args = {queue: Args.string({description: 'the queue whose DLQ to recover (or the DLQ itself)', required: true})}
   static override flags = {
     dlq: Flags.string({description: 'recover this dead-letter queue instead of <queue>.dlq'}),

@@ -1,34 +1,60 @@
 import {Command} from '@oclif/core'
 
-import {BqError, ExitCode, UsageError, describeError} from '../errors.js'
+import {BqError, BrokenPipeError, UsageError, outcomeOf} from '../errors.js'
+import {failureJson, successJson} from '../output/json-output.js'
+import type {JsonFailure, JsonSuccess} from '../output/json-output.js'
 
 type OclifError = Error & {oclif?: {exit?: number}; code?: string; parse?: unknown}
 
 /**
- * The base of every bq command: `--json` support, and the one place errors become output. A
- * BqError prints as a single line (or a JSON error object under --json) and exits with its
- * code; anything unexpected does too, with the stack only when BQ_DEBUG is set.
+ * The base of every bq command, and the one place outcomes become output and exit codes.
+ *
+ * - A command returns its result on success (exit 0), or throws a BqError (src/lib/errors.ts):
+ *   a failure, or an outcome such as a partial redrive, which carries its report. This class
+ *   prints it as one line on stderr (or the JSON failure object under --json) and exits with
+ *   its code; anything unexpected does too, with the stack only when BQ_DEBUG is set.
+ * - Under --json every command prints one object: `{ok, result, warnings}` on success,
+ *   `{ok, error, result?, warnings}` on failure (src/lib/output/json-output.ts).
+ * - `this.warn()` is the one warning path: stderr, and the `warnings` list of the JSON output.
  */
 export abstract class BqCommand extends Command {
   static override enableJsonFlag = true
 
+  private readonly collectedWarnings: string[] = []
+
+  /** Prints a warning on stderr (also under --json) and records it for the JSON output. */
+  override warn(input: string | Error): string | Error {
+    const text = typeof input === 'string' ? input : input.message
+    this.collectedWarnings.push(text)
+    process.stderr.write(`Warning: ${text}\n`)
+    return input
+  }
+
+  protected override toSuccessJson(result: unknown): JsonSuccess {
+    return successJson(result, this.collectedWarnings)
+  }
+
+  protected override toErrorJson(error: unknown): JsonFailure {
+    const outcome = outcomeOf(error)
+    return failureJson(outcome, outcome.result, this.collectedWarnings)
+  }
+
   protected override async catch(raised: OclifError): Promise<unknown> {
+    // this.exit(), below, is how the exit code leaves: oclif ends the process with it.
+    if (raised.code === 'EEXIT' && !(raised instanceof BqError)) throw raised
     // oclif's own parse errors (unknown flag, missing argument) would print the whole help page.
-    const isParseError = !(raised instanceof BqError) && raised.code !== 'EEXIT' && (raised.parse !== undefined || raised.oclif?.exit === ExitCode.usage)
-    const error: OclifError = isParseError ? this.usageError(raised.message) : raised
-    // this.exit() and oclif's other errors keep oclif's handling.
-    if (error.code === 'EEXIT' || (error.oclif?.exit !== undefined && !(error instanceof BqError))) throw error
-    const known = error instanceof BqError
-    const exitCode = known ? error.exitCode : ExitCode.failure
-    const code = known ? error.code : 'unexpected'
-    const message = known ? error.message : `unexpected error: ${describeError(error)}`
+    const isOclifError = !(raised instanceof BqError) && (raised.parse !== undefined || raised.oclif?.exit !== undefined)
+    const error: Error = isOclifError ? this.usageError(raised.message) : raised
+    const outcome = outcomeOf(error)
+    // The reader went away (`bq peek | head`): there is no one left to tell.
+    if (error instanceof BrokenPipeError) return this.exit(outcome.exitCode)
     if (this.jsonEnabled()) {
-      this.logJson({error: {code, message, exitCode}})
-    } else {
-      process.stderr.write(`Error: ${message}\n`)
-      if (!known && process.env.BQ_DEBUG) process.stderr.write(`${error.stack}\n`)
+      this.logJson(this.toErrorJson(error))
+    } else if (!outcome.reported) {
+      process.stderr.write(`Error: ${outcome.message}\n`)
+      if (!outcome.known && process.env.BQ_DEBUG) process.stderr.write(`${error.stack}\n`)
     }
-    return this.exit(exitCode)
+    return this.exit(outcome.exitCode)
   }
 
   /** One line out of oclif's multi-line parse message, pointing at the command's help. */

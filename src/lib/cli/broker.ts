@@ -12,6 +12,24 @@ export async function withBroker<T>(flag: string | undefined, work: (adapter: Br
   }
 }
 
+/**
+ * Opens the source broker (`--broker`) and, with `--to-broker`, a second broker to publish to;
+ * runs `work(source, target)` and always closes both. Without `--to-broker` the target is the
+ * source itself.
+ */
+export async function withBrokers<T>(
+  sourceFlag: string | undefined,
+  toBrokerFlag: string | undefined,
+  work: (source: BrokerAdapter, target: BrokerAdapter) => Promise<T>,
+): Promise<T> {
+  return withBroker(sourceFlag, (source) => (toBrokerFlag ? withBroker(toBrokerFlag, (target) => work(source, target)) : work(source, source)))
+}
+
+/** The broker a publishing command writes to: `--to-broker` when given, else `--broker` (else $BQ_BROKER, else the embedded store). */
+export async function withTargetBroker<T>(brokerFlag: string | undefined, toBrokerFlag: string | undefined, work: (target: BrokerAdapter) => Promise<T>): Promise<T> {
+  return withBroker(toBrokerFlag || brokerFlag, work)
+}
+
 /** What a read leaves behind on a broker without a true peek, for the note peek and inspect print. */
 export function readTrace(adapter: BrokerAdapter): string {
   return adapter.capabilities.receiveSideEffects

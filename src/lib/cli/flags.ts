@@ -3,7 +3,7 @@ import {Flags} from '@oclif/core'
 /** Flags several commands share, defined once so their names and help stay identical. */
 export const sharedFlags = {
   broker: Flags.string({char: 'b', description: 'broker URL, e.g. redis://127.0.0.1:6379 or amqp://guest:guest@localhost (default: $BQ_BROKER, else the embedded sqlite store)', helpGroup: 'BROKER'}),
-  dryRun: Flags.boolean({char: 'n', description: 'show what would happen; change nothing'}),
+  dryRun: Flags.boolean({char: 'n', description: 'show what would happen; change nothing', default: false}),
   yes: Flags.boolean({char: 'y', description: 'do not ask for confirmation (required when not on a terminal)'}),
   limit: Flags.integer({char: 'l', description: 'how many messages to show', default: 10, min: 1}),
   max: Flags.integer({description: 'stop after this many messages (0 = all present at the start)', default: 0, min: 0}),

@@ -1,17 +1,23 @@
 import type {BrokerAdapter} from '../brokers/adapter.js'
+import {InterruptedError, PartialError} from '../errors.js'
+import type {BqError} from '../errors.js'
 import type {RedriveItem, RedriveReport} from '../ops/redrive.js'
-import {exitCodeOf, itemPrinter, summaryLine} from '../output/redrive-report.js'
+import {itemPrinter, summaryLine} from '../output/redrive-report.js'
 import {OutputWriter} from '../output/writer.js'
 import {stopOnInterrupt} from './interrupt.js'
 
+export type MoveResult = RedriveReport & {items: RedriveItem[]}
+
 /**
  * What redrive and replay share around their engines: Ctrl-C stops after the batch, per-message
- * lines when asked, the summary on stderr, items under --json, and the exit code.
+ * lines when asked, the summary on stderr, and items under --json. A run that did not move every
+ * selected message ends in PartialError (exit 3), an interrupted one in InterruptedError (130);
+ * both carry the full report, which BqCommand prints under --json.
  */
 export async function runMoves(
   options: {json: boolean; list: boolean; verb: string; log: (line: string) => void},
   run: (hooks: {onItem: (item: RedriveItem) => void; stopRequested: () => boolean}) => Promise<RedriveReport>,
-): Promise<RedriveReport & {items: RedriveItem[]}> {
+): Promise<MoveResult> {
   const interrupt = stopOnInterrupt()
   const out = new OutputWriter()
   const items: RedriveItem[] = []
@@ -26,11 +32,25 @@ export async function runMoves(
     })
     await out.flush()
     if (!options.json) options.log(summaryLine(report, options.verb))
-    process.exitCode = exitCodeOf(report)
-    return {...report, items}
+    const result: MoveResult = {...report, items}
+    const unfinished = unfinishedRun(result, options.verb)
+    if (unfinished !== undefined) throw unfinished
+    return result
   } finally {
     interrupt.dispose()
   }
+}
+
+/** The outcome of a run that did not move every selected message; undefined when it did. */
+export function unfinishedRun(result: MoveResult, verb: string): BqError | undefined {
+  const c = result.counts
+  const done = result.dry_run ? `${c.would_redrive} would be ${verb}` : `${c.redriven} ${verb}`
+  if (result.stop_reason === 'interrupted') return new InterruptedError(`interrupted after ${c.examined} examined: ${done}; the rest stay where they were`, result)
+  if (c.failed > 0 || result.stopped_early) {
+    const stop = result.stopped_early && result.stop_reason ? `; stopped early: ${result.stop_reason}` : ''
+    return new PartialError(`not every selected message ${result.dry_run ? 'could be' : 'was'} ${verb}: ${done}, ${c.failed} failed${stop}`, result)
+  }
+  return undefined
 }
 
 /** The warning for --bypass on a target that cannot carry the replay marker, or undefined. */

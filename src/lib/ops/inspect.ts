@@ -26,7 +26,7 @@ export interface TriageReport {
   truncated: boolean
   group_by: GroupKey[]
   groups: TriageGroup[]
-  /** Queues the broker's binding ties to this DLQ (Kafka retry tiers), where the adapter knows them. */
+  /** Queues the broker's binding ties to this DLQ (retry tiers), where the adapter knows them. */
   related_queues?: RelatedQueue[]
 }
 

@@ -1,4 +1,3 @@
-import {ExitCode} from '../errors.js'
 import type {RedriveItem, RedriveReport} from '../ops/redrive.js'
 import type {OutputWriter} from './writer.js'
 
@@ -31,11 +30,4 @@ export function itemPrinter(out: OutputWriter, enabled: boolean): (item: Redrive
   return (item) => {
     if (enabled) out.line(itemLine(item))
   }
-}
-
-/** 0 when every selected message moved; 3 (partial) when any did not; 130 when interrupted. */
-export function exitCodeOf(report: RedriveReport): number {
-  if (report.stop_reason === 'interrupted') return ExitCode.interrupted
-  if (report.counts.failed > 0 || report.stopped_early) return ExitCode.partial
-  return ExitCode.ok
 }

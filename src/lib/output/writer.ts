@@ -1,26 +1,31 @@
 import type {Writable} from 'node:stream'
 
+import {BrokenPipeError} from '../errors.js'
+
 /**
  * Buffered output for commands that print a lot (a line per message). It batches writes,
- * respects back-pressure, and treats a closed pipe (`bq ... | head`) as a normal end.
+ * respects back-pressure, and treats a closed pipe (`bq ... | head`) as a normal end: the next
+ * flush throws BrokenPipeError, which BqCommand turns into a quiet exit 0.
  */
 export class OutputWriter {
   private buffer = ''
-  private closed = false
+  /** Why the stream can take no more (BrokenPipeError when the reader went away). */
+  private failure: Error | undefined
+  /** A flush waiting for 'drain', to be failed when the stream fails instead. */
+  private waiting: ((error: Error) => void) | undefined
 
   constructor(private readonly stream: Writable = process.stdout, private readonly flushAt = 64 * 1024) {
     stream.on('error', (error: NodeJS.ErrnoException) => {
-      // The reader went away: stop writing quietly, as Unix tools do.
-      if (error.code === 'EPIPE') {
-        this.closed = true
-        process.exit(process.exitCode ?? 0)
-      }
-      throw error
+      // EPIPE: the reader went away; stop writing quietly, as Unix tools do. Any other error
+      // surfaces, like that one, from the next flush (never as an uncaught exception).
+      this.buffer = ''
+      this.failure = error.code === 'EPIPE' ? new BrokenPipeError() : error
+      this.waiting?.(this.failure)
     })
   }
 
   write(text: string): void {
-    if (this.closed) return
+    if (this.failure !== undefined) return
     this.buffer += text
   }
 
@@ -30,13 +35,27 @@ export class OutputWriter {
 
   /** Flushes when enough is buffered; waits when the stream asks us to. */
   async maybeFlush(): Promise<void> {
+    if (this.failure !== undefined) throw this.failure
     if (this.buffer.length >= this.flushAt) await this.flush()
   }
 
   async flush(): Promise<void> {
-    if (this.closed || this.buffer === '') return
+    if (this.failure !== undefined) throw this.failure
+    if (this.buffer === '') return
     const chunk = this.buffer
     this.buffer = ''
-    if (!this.stream.write(chunk)) await new Promise<void>((resolve) => this.stream.once('drain', () => resolve()))
+    if (this.stream.write(chunk)) return
+    await new Promise<void>((resolve, reject) => {
+      const drained = () => {
+        this.waiting = undefined
+        resolve()
+      }
+      this.waiting = (error) => {
+        this.stream.off('drain', drained)
+        this.waiting = undefined
+        reject(error)
+      }
+      this.stream.once('drain', drained)
+    })
   }
 }

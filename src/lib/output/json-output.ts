@@ -1,0 +1,39 @@
+/**
+ * The one shape of every command's `--json` output (documented in the README, "Commands"):
+ *
+ *   {"ok": true,  "result": {...}, "warnings": [...]}
+ *   {"ok": false, "error": {"code", "message", "exitCode"}, "result"?: {...}, "warnings": [...]}
+ *
+ * `ok` is true exactly when the exit code is 0. A failure carries `result` when the run did
+ * something worth reporting before it ended (a partial or interrupted redrive's full report,
+ * validate's results). `warnings` is always present.
+ */
+
+export interface JsonError {
+  code: string
+  message: string
+  exitCode: number
+}
+
+export interface JsonSuccess<T = unknown> {
+  ok: true
+  result: T
+  warnings: string[]
+}
+
+export interface JsonFailure<T = unknown> {
+  ok: false
+  error: JsonError
+  result?: T
+  warnings: string[]
+}
+
+export type JsonOutput<T = unknown> = JsonSuccess<T> | JsonFailure<T>
+
+export function successJson<T>(result: T, warnings: readonly string[]): JsonSuccess<T> {
+  return {ok: true, result, warnings: [...warnings]}
+}
+
+export function failureJson(error: JsonError, result: unknown, warnings: readonly string[]): JsonFailure {
+  return {ok: false, error: {code: error.code, message: error.message, exitCode: error.exitCode}, ...(result === undefined ? {} : {result}), warnings: [...warnings]}
+}
