@@ -1,13 +1,16 @@
 import {Args, Flags} from '@oclif/core'
 
-import type {BrowseFrom} from '../lib/brokers/adapter.js'
+import type {BrokerAdapter, BrowseFrom} from '../lib/brokers/adapter.js'
 import {BqCommand} from '../lib/cli/base-command.js'
 import {readTrace, requireReceiveConsent, withBroker} from '../lib/cli/broker.js'
 import {sharedFlags} from '../lib/cli/flags.js'
-import {UsageError} from '../lib/errors.js'
+import {stopOnInterrupt} from '../lib/cli/interrupt.js'
+import {InterruptedError, UsageError} from '../lib/errors.js'
 import {browseQueue} from '../lib/ops/browse.js'
+import type {BrowseOutcome} from '../lib/ops/browse.js'
 import {globToRegExp} from '../lib/ops/match.js'
 import type {Selector} from '../lib/ops/match.js'
+import type {MessageView} from '../lib/ops/message-view.js'
 import {MESSAGE_HEAD, jsonlLine, messageJson, messageRow} from '../lib/output/message-rows.js'
 import {renderTable} from '../lib/output/table.js'
 import {OutputWriter} from '../lib/output/writer.js'
@@ -23,17 +26,20 @@ export interface PeekResult {
 
 export default class Peek extends BqCommand {
   static override summary = 'Look at the messages at the head of a queue without consuming them.'
-  static override description = `On brokers with a true peek nothing changes. Where a read is a delivery, the messages are taken and returned to their original places, which marks them redelivered; bq says so. Where a read raises a receive count, peek refuses unless --receive is given. The README's broker table says which broker does what.`
+  static override description = `On brokers with a true peek nothing changes. Where a read is a delivery, the messages are taken and returned to their original places, which marks them redelivered; bq says so. Where a read raises a receive count, peek refuses unless --receive is given. The README's broker table says which broker does what.
+
+Shows the first --limit messages (10 by default); --all (or --limit 0) reads every message. An export (--jsonl, --raw, --json) that stops at the default limit while more are waiting says so in a warning. --jsonl and --raw write each message as it is read. Ctrl-C, SIGTERM or SIGHUP stops the read, keeps what was written, and exits 130, 143 or 129.`
   static override examples = [
     '<%= config.bin %> peek orders',
     '<%= config.bin %> peek orders --limit 50 --urn "urn:babel:orders:*"',
-    '<%= config.bin %> peek orders.dlq --jsonl > export.jsonl',
+    '<%= config.bin %> peek orders.dlq --jsonl --all > export.jsonl',
     '<%= config.bin %> peek orders -b "$STAGING_BROKER" --headers',
     '<%= config.bin %> peek orders.dlq -b "$LOG_BROKER" --from-time 2026-11-30T08:00:00Z',
   ]
   static override args = {queue: Args.string({description: 'queue to look at', required: true})}
   static override flags = {
     limit: sharedFlags.limit,
+    all: Flags.boolean({description: 'every message, not only the first --limit (same as --limit 0); with --urn or --trace-id, up to --scan', exclusive: ['limit']}),
     urn: Flags.string({description: 'only messages whose URN matches this glob'}),
     'trace-id': Flags.string({description: 'only messages of this trace'}),
     scan: Flags.integer({description: 'with filters, look at no more than this many messages', default: 10_000, min: 1}),
@@ -49,7 +55,7 @@ export default class Peek extends BqCommand {
   }
 
   async run(): Promise<PeekResult> {
-    const {args, flags} = await this.parse(Peek)
+    const {flags, args, metadata} = await this.parse(Peek)
     const selectors: Selector[] = []
     if (flags.urn !== undefined) {
       const regex = globToRegExp(flags.urn)
@@ -57,42 +63,78 @@ export default class Peek extends BqCommand {
     }
     if (flags['trace-id'] !== undefined) selectors.push({key: 'trace_id', test: (v) => v === flags['trace-id'], text: `trace_id=${flags['trace-id']}`})
     const from = logPosition(flags)
+    const limit = flags.all || flags.limit === 0 ? Number.POSITIVE_INFINITY : flags.limit
+    const json = this.jsonEnabled()
+    // --jsonl and --raw stream each message out as it is read (an export can be the whole queue).
+    const exporting = !json && (flags.jsonl || flags.raw)
     return withBroker(flags.broker, async (adapter) => {
       requireReceiveConsent(adapter, flags.receive, 'peek')
       if (from !== undefined && !adapter.capabilities.logBrowse) {
         throw new UsageError(`${adapter.kind} keeps no log to read from a position: --from-beginning, --from-offset, --from-time and --last need a broker that keeps a log (see the README's broker table)`)
       }
       const depth = await adapter.count(args.queue)
-      const outcome = await browseQueue(adapter, {queue: args.queue, limit: flags.limit, selectors, scanLimit: flags.scan, validate: true, ...(from ? {from} : {})})
-      const result: PeekResult = {queue: args.queue, broker: adapter.displayUrl, depth, scanned: outcome.scanned, messages: outcome.views.map((v) => messageJson(v, {headers: flags.headers}))}
-      if (this.jsonEnabled()) return result
       const out = new OutputWriter()
-      if (flags.raw) {
-        for (const view of outcome.views) out.write(view.message.body.toString('utf8') + '\n')
-      } else if (flags.jsonl) {
-        let skipped = 0
-        for (const view of outcome.views) {
+      const interrupt = stopOnInterrupt()
+      let exported = 0
+      let skipped = 0
+      const exportView = async (view: MessageView) => {
+        exported++
+        if (flags.raw) {
+          // The body's exact bytes: a binary body must not become U+FFFD.
+          out.write(view.message.body)
+          out.write('\n')
+        } else {
           const line = jsonlLine(view)
           if (line === undefined) skipped++
           else out.line(line)
         }
-        if (skipped > 0) this.logToStderr(`skipped ${skipped} poison message${skipped === 1 ? '' : 's'} that are not JSON envelopes (see them with --raw)`)
-      } else if (outcome.views.length > 0) {
+        await out.maybeFlush()
+      }
+      let outcome: BrowseOutcome
+      try {
+        const request = {queue: args.queue, limit, selectors, scanLimit: flags.scan, validate: true, stopRequested: interrupt.requested, ...(from ? {from} : {})}
+        outcome = await browseQueue(adapter, request, exporting ? exportView : undefined)
+        await out.flush()
+      } finally {
+        interrupt.dispose()
+      }
+      const shown = exporting ? exported : outcome.views.length
+      const result: PeekResult = {queue: args.queue, broker: adapter.displayUrl, depth, scanned: outcome.scanned, messages: outcome.views.map((v) => messageJson(v, {headers: flags.headers}))}
+      if ((json || exporting) && metadata.flags.limit?.setFromDefault && !flags.all && shown >= limit && (await moreWaiting(adapter, args.queue, outcome.scanned, depth, from))) {
+        this.warn(`the export is partial: it stopped at the default --limit ${limit} while ${args.queue} holds more; add --limit N, or --all (same as --limit 0) for every message`)
+      }
+      if (!json && !exporting && outcome.views.length > 0) {
         const now = Date.now()
         out.line(await renderTable(MESSAGE_HEAD, outcome.views.map((v) => messageRow(v, now))))
         if (flags.headers) {
           for (const view of outcome.views) out.line(`#${view.message.position ?? ''} ${view.id ?? ''}\n${JSON.stringify(view.message.headers, null, 2)}`)
         }
+        await out.flush()
       }
-      await out.flush()
-      const filtered = selectors.length > 0 ? ` matching ${selectors.map((s) => s.text).join(' and ')} (scanned ${outcome.scanned}${outcome.truncated ? `, stopped at --scan ${flags.scan}` : ''})` : ''
-      this.logToStderr(`${args.queue} on ${adapter.displayUrl}: ${depth} waiting; showing ${outcome.views.length}${filtered}`)
-      if (!adapter.capabilities.truePeek && outcome.scanned > 0) {
-        this.logToStderr(`note: ${adapter.kind} has no true peek; the ${outcome.scanned} message(s) read ${readTrace(adapter)}`)
+      if (!json) {
+        if (skipped > 0) this.logToStderr(`skipped ${skipped} poison message${skipped === 1 ? '' : 's'} that are not JSON envelopes (see them with --raw)`)
+        const filtered = selectors.length > 0 ? ` matching ${selectors.map((s) => s.text).join(' and ')} (scanned ${outcome.scanned}${outcome.truncated ? `, stopped at --scan ${flags.scan}` : ''})` : ''
+        this.logToStderr(`${args.queue} on ${adapter.displayUrl}: ${depth} waiting; showing ${shown}${filtered}`)
+        if (!adapter.capabilities.truePeek && outcome.scanned > 0) {
+          this.logToStderr(`note: ${adapter.kind} has no true peek; the ${outcome.scanned} message(s) read ${readTrace(adapter)}`)
+        }
+      }
+      const signal = interrupt.signal()
+      if (outcome.interrupted && signal !== undefined) {
+        const message = `interrupted (${signal}) after ${shown} message(s): the output is partial`
+        if (!json) this.logToStderr(message)
+        throw new InterruptedError(message, result, signal)
       }
       return result
     })
   }
+}
+
+/** Whether the queue (or log) holds messages beyond the first `scanned` read. */
+async function moreWaiting(adapter: BrokerAdapter, queue: string, scanned: number, depth: number, from: BrowseFrom | undefined): Promise<boolean> {
+  // A log read from a position is not the waiting count: look for one more record.
+  if (from !== undefined) return (await adapter.browse(queue, {limit: 1, offset: scanned, from})).length > 0
+  return depth > scanned
 }
 
 /** The log position the --from-* / --last flags ask for (log brokers only). */

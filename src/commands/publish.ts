@@ -1,18 +1,24 @@
 import {readFileSync} from 'node:fs'
+import {isUtf8} from 'node:buffer'
 
 import {Args, Flags} from '@oclif/core'
 
+import type {BrokerAdapter} from '../lib/brokers/adapter.js'
 import {BqCommand} from '../lib/cli/base-command.js'
 import {withBroker} from '../lib/cli/broker.js'
 import {sharedFlags} from '../lib/cli/flags.js'
+import {stopOnInterrupt} from '../lib/cli/interrupt.js'
 import {readStdinIfPiped} from '../lib/cli/stdin.js'
-import {UsageError} from '../lib/errors.js'
+import {BqError, InterruptedError, UsageError} from '../lib/errors.js'
 import {publishMessages} from '../lib/ops/publish.js'
 import type {PublishOptions, PublishResult} from '../lib/ops/publish.js'
+import {OutputWriter} from '../lib/output/writer.js'
 
 export default class Publish extends BqCommand {
   static override summary = 'Publish canonical envelopes for a URN.'
-  static override description = `Data comes from --data, --data-file, or stdin (default {}). Prints each message's meta.id. Publishing waits for the broker's durable confirmation.`
+  static override description = `Data comes from --data, --data-file, or stdin (default {}); it must be valid UTF-8 JSON. The argument must be a URN (urn:<namespace>:<name>); the queue is --queue. Prints each message's meta.id as the broker confirms it (durably), batch by batch.
+
+Exit status: 0 when every message was published, 1 when publishing failed (the ids printed are the ones sent), 2 for usage errors, 4 when the broker cannot be reached, 130 when interrupted (Ctrl-C), 143 on SIGTERM, 129 on SIGHUP: each stops after the current batch and says how many were sent.`
   static override examples = [
     `<%= config.bin %> publish urn:babel:orders:created --data '{"order_id":1042}' --queue orders`,
     'echo \'{"order_id":1}\' | <%= config.bin %> publish urn:babel:orders:created -q orders -b "$STAGING_BROKER"',
@@ -36,29 +42,75 @@ export default class Publish extends BqCommand {
     const dataText = await this.dataText(flags.data, flags['data-file'])
     const registry = flags.registry === undefined ? undefined : (await import('../lib/schema/registry.js')).SchemaRegistry.load(flags.registry)
     const options: PublishOptions = {urn: args.urn, dataText, queue: flags.queue, traceId: flags['trace-id'], count: flags.count, delayMs: flags.delay, registry}
-    const result = flags['dry-run'] ? await publishMessages(undefined, options, true) : await withBroker(flags.broker, (adapter) => publishMessages(adapter, options, false))
-    if (!this.jsonEnabled()) {
-      if (result.dryRun) {
+    if (flags['dry-run']) {
+      const result = await publishMessages(undefined, options, true)
+      if (!this.jsonEnabled()) {
         for (const envelope of result.envelopes ?? []) this.log(JSON.stringify(envelope))
         this.logToStderr(`dry run: nothing was published${flags.count > 100 ? ` (showing 100 of ${flags.count})` : ''}`)
-      } else {
-        for (const id of result.ids) this.log(id)
-        this.logToStderr(`published ${result.ids.length} message${result.ids.length === 1 ? '' : 's'} to ${result.queue} on ${result.broker}`)
       }
+      return result
     }
+    return withBroker(flags.broker, (adapter) => this.publish(adapter, options))
+  }
+
+  /**
+   * Publishes batch by batch, printing each id once the broker confirmed it, so a run that ends
+   * early (a signal, a lost broker) has reported everything it sent. Ctrl-C, SIGTERM or SIGHUP
+   * stops after the current batch.
+   */
+  private async publish(adapter: BrokerAdapter, options: PublishOptions): Promise<PublishResult> {
+    const json = this.jsonEnabled()
+    const out = new OutputWriter()
+    const interrupt = stopOnInterrupt()
+    const sent = (n: number) => `published ${n}${n < options.count ? ` of ${options.count}` : ''} message${options.count === 1 ? '' : 's'} to ${options.queue} on ${adapter.displayUrl}`
+    let result: PublishResult
+    try {
+      result = await publishMessages(adapter, options, false, {
+        stopRequested: interrupt.requested,
+        onConfirmed: async (ids) => {
+          if (json) return
+          for (const id of ids) out.line(id)
+          await out.flush()
+        },
+      })
+    } catch (error) {
+      // The ids of the batches confirmed before the failure are printed; say how many they were.
+      const before = error instanceof BqError && isPublishResult(error.result) ? error.result.ids.length : 0
+      if (!json && before > 0) this.logToStderr(`${sent(before)} before the failure`)
+      throw error
+    } finally {
+      interrupt.dispose()
+    }
+    const signal = interrupt.signal()
+    if (signal !== undefined && result.ids.length < options.count) {
+      const message = `interrupted (${signal}): ${sent(result.ids.length)}; the rest were not sent`
+      if (!json) this.logToStderr(message)
+      throw new InterruptedError(message, result, signal)
+    }
+    if (!json) this.logToStderr(sent(result.ids.length))
     return result
   }
 
   private async dataText(data: string | undefined, dataFile: string | undefined): Promise<string> {
     if (data !== undefined) return data
-    if (dataFile !== undefined) {
-      try {
-        return readFileSync(dataFile, 'utf8')
-      } catch (error) {
-        throw new UsageError(`cannot read --data-file ${dataFile}: ${(error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as Error).message}`)
-      }
-    }
-    const piped = await readStdinIfPiped()
-    return piped === undefined || piped.trim() === '' ? '{}' : piped
+    const bytes = dataFile === undefined ? await readStdinIfPiped() : readDataFile(dataFile)
+    if (bytes === undefined) return '{}'
+    // Decoding would turn bad bytes into U+FFFD and publish data the input never held.
+    if (!isUtf8(bytes)) throw new UsageError(`${dataFile === undefined ? 'stdin' : `--data-file ${dataFile}`} is not valid UTF-8 (JSON data must be): nothing was published`, 'encoding.not_utf8')
+    const text = bytes.toString('utf8')
+    return dataFile === undefined && text.trim() === '' ? '{}' : text
   }
+}
+
+function readDataFile(file: string): Buffer {
+  try {
+    return readFileSync(file)
+  } catch (error) {
+    throw new UsageError(`cannot read --data-file ${file}: ${(error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as Error).message}`)
+  }
+}
+
+/** The report publishMessages attaches to a failure after some batches were sent. */
+function isPublishResult(result: unknown): result is PublishResult {
+  return typeof result === 'object' && result !== null && Array.isArray((result as {ids?: unknown}).ids)
 }

@@ -14,7 +14,7 @@ export default class Replay extends BqCommand {
   static override summary = 'Re-publish envelopes from a JSON or JSONL file (for example a peek --jsonl export).'
   static override description = `Non-destructive: the file is only read. By default dead-lettered envelopes are reset as in redrive (dead_letter removed, attempts 0); --as-is copies the bytes verbatim (restoring a backup); --new-id mints fresh meta.ids and keeps each trace_id. Each message goes to --to, else its dead_letter.original_queue, else its meta.queue.
 
-Exit status: 0 when every selected message was published, 3 when some were not, 2 for usage errors or when not confirmed (nothing was changed), 4 when the broker cannot be reached, 130 when interrupted.`
+Exit status: 0 when every selected message was published, 3 when some were not, 2 for usage errors or when not confirmed (nothing was changed), 4 when the broker cannot be reached, 130 when interrupted (Ctrl-C), 143 on SIGTERM, 129 on SIGHUP: each stops after the current batch and reports what was published.`
   static override examples = [
     '<%= config.bin %> replay export.jsonl --to orders.sandbox --bypass --yes',
     '<%= config.bin %> replay backup.jsonl --as-is --to orders -b "$STAGING_BROKER" --yes',
@@ -47,7 +47,8 @@ Exit status: 0 when every selected message was published, 3 when some were not, 
       if (warning) this.warn(warning)
       if (!flags['dry-run'] && args.file !== '-') {
         const where = flags.to ? `to ${flags.to}` : "to each envelope's own queue"
-        await confirmOrRequireYes(`Replay ${args.file} ${where} on ${target.displayUrl}?`, flags.yes)
+        const which = selectors.length > 0 ? `the envelopes in ${args.file} matching ${selectors.map((s) => s.text).join(' and ')}` : `the envelopes in ${args.file}`
+        await confirmOrRequireYes(`Replay ${which}${flags.max > 0 ? ` (at most ${flags.max})` : ''} ${where} on ${target.displayUrl}?`, flags.yes)
       }
       return runMoves({json, list: flags.list || flags['dry-run'], verb: 'published', log: (line) => this.logToStderr(line)}, (hooks) =>
         replay({

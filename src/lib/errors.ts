@@ -4,7 +4,7 @@
  * found by validate, a declined confirmation), is a BqError with a stable `code` and an
  * `exitCode` from the table below. Commands throw them; BqCommand (src/lib/cli/base-command.ts)
  * is the only code that turns one into output and a process exit code. The single exception is
- * `exitNow`, for a second Ctrl-C, which must not wait for anything.
+ * `exitNow`, for a second Ctrl-C (or SIGTERM, SIGHUP), which must not wait for anything.
  */
 
 /** Stable exit codes, documented in the README ("Exit codes"). */
@@ -18,8 +18,12 @@ export const ExitCode = {
   partial: 3,
   /** The broker could not be reached, or refused the credentials. */
   connection: 4,
-  /** Interrupted (SIGINT); what was in flight is reported. */
+  /** Hung up (SIGHUP, 128 + 1): stopped as for Ctrl-C; what was in flight is reported. */
+  hangup: 129,
+  /** Interrupted (SIGINT, Ctrl-C, 128 + 2); what was in flight is reported. */
   interrupted: 130,
+  /** Terminated (SIGTERM, 128 + 15): stopped as for Ctrl-C; what was in flight is reported. */
+  terminated: 143,
 } as const
 
 export type ExitCodeValue = (typeof ExitCode)[keyof typeof ExitCode]
@@ -77,6 +81,18 @@ export class ConnectionError extends BqError {
   }
 }
 
+/**
+ * The queue (topic, entity) does not exist, on a broker where queues exist apart from their
+ * messages (SQS, Artemis, Service Bus, Pulsar and Kafka topics, RabbitMQ): exit 1. On Redis and
+ * the embedded store a missing queue is an empty one. The message must already be redacted.
+ */
+export class QueueNotFoundError extends BqError {
+  constructor(message: string, cause?: unknown) {
+    super(message, {exitCode: ExitCode.failure, code: 'queue-not-found', cause})
+    this.name = 'QueueNotFoundError'
+  }
+}
+
 /** validate found invalid input: exit 1, with the full validation result. */
 export class InvalidInputError extends BqError {
   constructor(message: string, result: unknown) {
@@ -93,10 +109,23 @@ export class PartialError extends BqError {
   }
 }
 
-/** Ctrl-C stopped a run after its current batch: exit 130, with the report of what moved. */
+/** The signals bq treats as "stop after the current batch". */
+export type StopSignal = 'SIGINT' | 'SIGTERM' | 'SIGHUP'
+
+/** The shell's convention, 128 + the signal's number: 130 for SIGINT, 143 for SIGTERM, 129 for SIGHUP. */
+export function signalExitCode(signal: StopSignal): ExitCodeValue {
+  if (signal === 'SIGTERM') return ExitCode.terminated
+  if (signal === 'SIGHUP') return ExitCode.hangup
+  return ExitCode.interrupted
+}
+
+/**
+ * A signal stopped a run after its current batch: exit 128 + the signal's number, with the report
+ * of what moved. Without a report (Ctrl-C at a prompt, before anything ran) the message is printed.
+ */
 export class InterruptedError extends BqError {
-  constructor(message: string, report: unknown) {
-    super(message, {exitCode: ExitCode.interrupted, code: 'interrupted', result: report, reported: true})
+  constructor(message: string, report?: unknown, signal: StopSignal = 'SIGINT') {
+    super(message, {exitCode: signalExitCode(signal), code: 'interrupted', result: report, reported: report !== undefined})
     this.name = 'InterruptedError'
   }
 }
@@ -131,8 +160,20 @@ export function outcomeOf(error: unknown): Outcome {
 }
 
 /**
- * Ends the process at once with `code`. Only for a second Ctrl-C ("exit now"), which must not
- * wait for the current batch; every other exit goes through BqCommand.
+ * The same failure (message, code, exit code), carrying what the run did before it ended: a
+ * redrive that lost its broker part-way reports what moved. Anything not a BqError is returned
+ * unchanged (an unexpected error keeps its stack for BQ_DEBUG).
+ */
+export function withResult(error: unknown, result: unknown): unknown {
+  if (!(error instanceof BqError)) return error
+  const carried = new BqError(error.message, {exitCode: error.exitCode, code: error.code, cause: error.cause ?? error, result, reported: error.reported})
+  carried.name = error.name
+  return carried
+}
+
+/**
+ * Ends the process at once with `code`. Only for a second Ctrl-C, SIGTERM or SIGHUP ("exit now"),
+ * which must not wait for the current batch; every other exit goes through BqCommand.
  */
 export function exitNow(code: ExitCodeValue): never {
   process.exit(code)

@@ -95,7 +95,7 @@ describe('exit codes', () => {
     await seedDlq(queue)
     const redrive = await bq(['dlq', 'redrive', queue, '-b', url])
     assert.equal(redrive.code, 2, redrive.stderr)
-    assert.match(redrive.stderr, /^Error: Redrive 4 message\(s\) from .*: not on a terminal, so nothing was changed; add --yes to proceed\n$/)
+    assert.match(redrive.stderr, /^Error: Redrive up to 4 message\(s\) from .*: not on a terminal, so nothing was changed; add --yes to proceed\n$/)
     assert.equal(await depth(`${queue}.dlq`), 4)
     const json = jsonOutput((await bq(['dlq', 'redrive', queue, '-b', url, '--json'])).stdout)
     assert.equal(!json.ok && json.error.code, 'confirmation-needed')

@@ -73,7 +73,7 @@ describe('--json has one envelope on every command', () => {
     const ok = await jsonRun(['peek', 'orders', '-b', url])
     assert.equal(ok.output.ok && ok.output.result.depth, 1)
     assert.equal(failure((await jsonRun(['peek', 'orders', '-b', down])).output).exitCode, 4)
-    assert.equal(failure((await jsonRun(['peek', 'orders', '--limit', '0', '-b', url])).output).code, 'usage')
+    assert.equal(failure((await jsonRun(['peek', 'orders', '--limit', '-1', '-b', url])).output).code, 'usage')
   })
 
   test('replay', async () => {

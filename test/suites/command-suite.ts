@@ -14,7 +14,7 @@ import type {Capabilities} from '../../src/lib/brokers/adapter.js'
 import {openBroker} from '../../src/lib/brokers/registry.js'
 import {decode, resetForRedrive} from '../../src/lib/envelope/index.js'
 import {requireBroker, uniqueQueue} from '../support/brokers.js'
-import {hasStackTrace, jsonResult, runBq} from '../support/cli.js'
+import {hasStackTrace, jsonOutput, jsonResult, runBq} from '../support/cli.js'
 import {repoRoot} from '../support/conformance.js'
 
 export const redisUrl = process.env.BQ_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379/0'
@@ -37,6 +37,18 @@ export interface BrokerCase {
    * names cannot contain dots (SQS); the DLQ is then passed with --dlq. Absent: `<queue>.<suffix>`.
    */
   derivedQueue?: (queue: string, suffix: string) => string
+  /**
+   * The test broker creates queues on first use where the real one does not (bq's Service Bus
+   * test server): a missing queue cannot be seen there (its own test file checks one on a server
+   * that does not create them).
+   */
+  createsQueuesOnFirstUse?: boolean
+  /**
+   * Flags every redrive that is not a dry run gets: `--accept-delivery-cost` where the suite's DLQ
+   * (`<queue>.dlq`) counts deliveries (a Service Bus queue dead-letters at its MaxDeliveryCount).
+   * The refusal without it is tested in the broker's own delivery-cost tests.
+   */
+  redriveFlags?: string[]
 }
 
 /**
@@ -82,8 +94,13 @@ export async function rawBodies(url: string, queue: string, extra: string[] = []
   return (peek.messages as Array<{body: string; body_encoding: string}>).map((m) => (m.body_encoding === 'base64' ? Buffer.from(m.body, 'base64').toString('utf8') : m.body))
 }
 
+/** Messages waiting in a queue; one that does not exist (on brokers where queues exist apart from their messages) holds none. */
 export async function depth(url: string, queue: string, extra: string[] = []): Promise<number> {
-  return (await json(['peek', queue, '-b', url, '--limit', '1', ...extra])).depth as number
+  const result = await runBq(['peek', queue, '-b', url, '--limit', '1', ...extra, '--json'])
+  const output = jsonOutput(result.stdout)
+  assert.ok(!hasStackTrace(result.stderr), result.stderr)
+  if (!output.ok && output.error.code === 'queue-not-found') return 0
+  return jsonResult(result.stdout).depth as number
 }
 
 const depthOf = depth
@@ -111,6 +128,7 @@ export function commandSuite(broker: BrokerCase): void {
   const sub = (queue: string, suffix: string) => broker.derivedQueue?.(queue, suffix) ?? `${queue}.${suffix}`
   /** `--dlq <name>` where the DLQ is not the default `<queue>.dlq`. */
   const dlqFlag = (queue: string) => (broker.derivedQueue ? ['--dlq', sub(queue, 'dlq')] : [])
+  const consent = broker.redriveFlags ?? []
   const depth = (url: string, queue: string) => depthOf(url, queue, read)
   const rawBodies = (url: string, queue: string) => bodiesOf(url, queue, read)
   /** Lists compared in order, or as sets where the broker keeps no order. */
@@ -156,6 +174,32 @@ export function commandSuite(broker: BrokerCase): void {
       assert.equal((byUrn.messages as unknown[]).length, 2)
       const byTrace = await json(['peek', queue, '-b', broker.url(), '--trace-id', '7b3f9c2a-e41d-4f88-9b2a-1c0d5e6f7a8b', ...read])
       assert.deepEqual((byTrace.messages as Array<{id: string}>).map((m) => m.id), [traced.stdout.trim()])
+    })
+
+    test('a queue that does not exist: a one-line queue-not-found error (exit 1) where queues exist apart from their messages, else empty', async (t) => {
+      if (!(await ready(t))) return
+      const queue = uniqueQueue('missing')
+      const reads = [
+        ['dlq', 'inspect', queue, ...dlqFlag(queue), ...read],
+        ['peek', queue, ...read],
+        ['dlq', 'redrive', queue, '--yes', ...dlqFlag(queue), ...consent],
+      ]
+      for (const args of reads) {
+        const human = await runBq([...args, '-b', broker.url()])
+        const jsonRun = await runBq([...args, '-b', broker.url(), '--json'])
+        if (capabilities().queuesExist && !broker.createsQueuesOnFirstUse) {
+          assert.equal(human.code, 1, `${args.join(' ')}: ${human.stderr}`)
+          assert.match(human.stderr, /^Error: .*does not exist.*\n$/, args.join(' '))
+          assert.equal(human.stderr.split('\n').length, 2, human.stderr)
+          const output = jsonOutput(jsonRun.stdout)
+          assert.equal(output.ok, false)
+          assert.equal(!output.ok && output.error.code, 'queue-not-found')
+          assert.equal(jsonRun.code, 1)
+        } else {
+          assert.equal(human.code, 0, `${args.join(' ')}: ${human.stderr}`)
+          assert.equal(jsonRun.code, 0, jsonRun.stdout)
+        }
+      }
     })
 
     test('publish --dry-run sends nothing; --registry refuses bad data; --delay where supported', async (t) => {
@@ -219,12 +263,12 @@ export function commandSuite(broker: BrokerCase): void {
       assert.match(dry.stderr, /dry run: 5 examined: 4 would be moved, 0 not selected, 1 poison, 0 failed/)
       assert.deepEqual(inOrder(await rawBodies(broker.url(), dlq)), inOrder(before))
 
-      const refused = await runBq(['dlq', 'redrive', queue, '-b', broker.url(), ...dlqFlag(queue)])
+      const refused = await runBq(['dlq', 'redrive', queue, '-b', broker.url(), ...dlqFlag(queue), ...consent])
       assert.equal(refused.code, 2)
       assert.match(refused.stderr, /add --yes/)
       assert.deepEqual(inOrder(await rawBodies(broker.url(), dlq)), inOrder(before))
 
-      const run = await json(['dlq', 'redrive', queue, '--select', 'reason=failed', '--select', 'exception~Timeout', '--yes', '-b', broker.url(), ...dlqFlag(queue)])
+      const run = await json(['dlq', 'redrive', queue, '--select', 'reason=failed', '--select', 'exception~Timeout', '--yes', '-b', broker.url(), ...dlqFlag(queue), ...consent])
       assert.deepEqual(run.counts, {examined: 5, redriven: 2, would_redrive: 0, skipped: 2, poison: 1, failed: 0})
       const items = run.items as Array<Record<string, unknown>>
       const moved = ['4a1f9c2e-7b3d-4e6a-8f10-2c4d6e8fa001', '4a1f9c2e-7b3d-4e6a-8f10-2c4d6e8fa002']
@@ -242,9 +286,9 @@ export function commandSuite(broker: BrokerCase): void {
       if (!(await ready(t))) return
       const queue = uniqueQueue('sandbox')
       await runBq(['replay', dlqExport(queue), '--as-is', '--to', sub(queue, 'dlq'), '--yes', '-b', broker.url()])
-      const first = await json(['redrive', queue, '--to', sub(queue, 'sandbox'), '--max', '1', '--yes', '-b', broker.url(), ...dlqFlag(queue)])
+      const first = await json(['redrive', queue, '--to', sub(queue, 'sandbox'), '--max', '1', '--yes', '-b', broker.url(), ...dlqFlag(queue), ...consent])
       assert.equal((first.counts as {redriven: number}).redriven, 1)
-      const rest = await json(['dlq', 'redrive', queue, '--to', sub(queue, 'sandbox'), '--rate', '20', '--yes', '-b', broker.url(), ...dlqFlag(queue)])
+      const rest = await json(['dlq', 'redrive', queue, '--to', sub(queue, 'sandbox'), '--rate', '20', '--yes', '-b', broker.url(), ...dlqFlag(queue), ...consent])
       assert.equal((rest.counts as {redriven: number}).redriven, 3)
       assert.equal(await depth(broker.url(), sub(queue, 'sandbox')), 4)
       assert.equal(await depth(broker.url(), sub(queue, 'dlq')), 0)
@@ -255,7 +299,7 @@ export function commandSuite(broker: BrokerCase): void {
       if (!(await ready(t))) return
       const queue = uniqueQueue('bypass')
       await runBq(['replay', dlqExport(queue), '--as-is', '--to', sub(queue, 'dlq'), '--yes', '-b', broker.url(), '--max', '1'])
-      const result = await runBq(['dlq', 'redrive', queue, '--bypass', '--yes', '-b', broker.url(), ...dlqFlag(queue)])
+      const result = await runBq(['dlq', 'redrive', queue, '--bypass', '--yes', '-b', broker.url(), ...dlqFlag(queue), ...consent])
       assert.equal(result.code, 0, result.stderr)
       const peek = await json(['peek', queue, '-b', broker.url(), '--headers', ...read])
       const headers = (peek.messages as Array<{headers: Record<string, unknown>}>)[0].headers

@@ -8,6 +8,7 @@ import {after, describe, it, type TestContext} from 'node:test'
 
 import type {BrokerAdapter, BrokerMessage, DrainSession, OutgoingMessage, ReservedMessage} from '../../src/lib/brokers/adapter.js'
 import {redactUrl} from '../../src/lib/brokers/shared/redact.js'
+import {QueueNotFoundError} from '../../src/lib/errors.js'
 import type {EnvelopeFields} from '../../src/lib/envelope/fields.js'
 import {uniqueQueue} from '../support/brokers.js'
 
@@ -34,6 +35,11 @@ export interface ContractSetup {
    * The crash test waits this long for the broker to return them.
    */
   reservationsReturnWithinMs?: number
+  /**
+   * The test broker creates queues on first use where the real one does not (bq's Service Bus test
+   * server): an unknown queue cannot be seen there, so `capabilities.queuesExist` is not asserted.
+   */
+  createsQueuesOnFirstUse?: boolean
 }
 
 export function brokerContractSuite(name: string, setup: ContractSetup): void {
@@ -109,9 +115,17 @@ export function brokerContractSuite(name: string, setup: ContractSetup): void {
       })
     })
 
-    it('treats an empty or unknown queue as empty', async (t) => {
+    it('treats an empty or unknown queue as empty; where queues exist apart from their messages, an unknown one is not found', async (t) => {
       await withAdapter(t, async (adapter) => {
         const q = queue('empty')
+        if (adapter.capabilities.queuesExist && !setup.createsQueuesOnFirstUse) {
+          const notFound = (error: unknown) => error instanceof QueueNotFoundError && error.code === 'queue-not-found' && error.exitCode === 1 && error.message.includes(q)
+          await assert.rejects(adapter.count(q), notFound)
+          await assert.rejects(adapter.browse(q, {limit: 5}), notFound)
+          await assert.rejects(adapter.drain(q), notFound)
+          assert.equal(await adapter.recover(q), 0)
+          return
+        }
         assert.equal(await adapter.count(q), 0)
         assert.deepEqual(await adapter.browse(q, {limit: 5}), [])
         const session = await adapter.drain(q)

@@ -49,6 +49,8 @@ export interface CrashCase {
    * for every message whose visibility a browse gives back, which is quadratic at 20,000.
    */
   censusByDraining?: boolean
+  /** Flags each redrive gets: `--accept-delivery-cost` where `<queue>.dlq` counts deliveries (a Service Bus queue). */
+  redriveFlags?: string[]
   /** Removes a trial's queues once it is checked (brokers that keep what a queue held until it is deleted). */
   dispose?: (queues: string[]) => Promise<void>
 }
@@ -145,7 +147,7 @@ export function crashSuite(c: CrashCase): void {
           await settledCount(adapter, dlqOf(queue), messages)
           // Trial 0 runs to completion to learn how long a run takes; the others are killed inside that window.
           const killAt = trial === 0 ? undefined : Math.round(fullRunMs * (0.15 + Math.random() * 0.8))
-          const run = await redriveAndKill(c.url(), queue, dlqFlag(queue), killAt)
+          const run = await redriveAndKill(c.url(), queue, [...dlqFlag(queue), ...(c.redriveFlags ?? [])], killAt)
           if (trial === 0) fullRunMs = run.ms
           // A run that finished before its kill was faster than trial 0 (a broker warming up, a
           // quieter machine): aim the later kills inside the shorter time.

@@ -43,6 +43,13 @@ export interface Capabilities {
    */
   bypassMarker?: boolean
   /**
+   * A queue exists apart from its messages (an SQS queue, a Kafka or Pulsar topic, an Artemis
+   * queue, a Service Bus entity): browse, count and drain of one that does not exist throw
+   * QueueNotFoundError (exit 1, `queue-not-found`) instead of reading as empty. Absent = false:
+   * on Redis and the embedded store an empty queue and a missing one are the same thing.
+   */
+  queuesExist?: boolean
+  /**
    * What happens to the messages a drain had reserved when bq dies without closing it (the crash
    * suites assert exactly this):
    * - `transaction`: nothing was reserved outside one transaction; the next run (or `recover()`)
@@ -182,8 +189,31 @@ export interface BrokerAdapter {
    * `<topic>.retry.<n>` next to `<topic>.dlq`), for `bq dlq inspect`. Optional.
    */
   relatedQueues?(queue: string): Promise<RelatedQueue[]>
+  /**
+   * Whether taking a message from this queue and handing it back (a drain's released or
+   * un-acked messages, a browse on a broker without a true peek) costs it one of a limited number
+   * of deliveries: the broker counts returns and drops or dead-letters a message past its limit
+   * (RabbitMQ quorum queues: x-delivery-count toward x-delivery-limit; later Service Bus
+   * MaxDeliveryCount, SQS maxReceiveCount, Pulsar and Artemis redelivery limits). Resolves to
+   * what the queue counts, or undefined when handing back is free; throws QueueNotFoundError for
+   * a missing queue. Looks at no message. The redrive engine refuses, before touching anything,
+   * what would cost deliveries without the operator's consent. Absent = handing back is free.
+   */
+  readsCostDeliveries?(queue: string): Promise<DeliveryCost | undefined>
   /** Release connections. Safe to call twice. */
   close(): Promise<void>
+}
+
+/** What a queue that counts deliveries counts (see BrokerAdapter.readsCostDeliveries). */
+export interface DeliveryCost {
+  /** The queue as the broker knows it, e.g. `RabbitMQ quorum queue "orders.dlq"`. */
+  queue: string
+  /** What one handed-back message costs, e.g. `one x-delivery-count, toward its delivery limit`. */
+  cost: string
+  /** The delivery limit, when the adapter knows it. */
+  limit?: number
+  /** How to look at the queue without that cost, when the broker offers a way (one clause). */
+  alternative?: string
 }
 
 export interface RelatedQueue {

@@ -1,10 +1,14 @@
 import {Command} from '@oclif/core'
+import type {Interfaces} from '@oclif/core'
 
 import {BqError, BrokenPipeError, UsageError, outcomeOf} from '../errors.js'
 import {failureJson, successJson} from '../output/json-output.js'
 import type {JsonFailure, JsonSuccess} from '../output/json-output.js'
+import {refuseEmptyNames} from './flags.js'
 
 type OclifError = Error & {oclif?: {exit?: number}; code?: string; parse?: unknown}
+/** oclif's own constraint on parsed flags and args (not exported by @oclif/core). */
+type Parsed = {[name: string]: unknown}
 
 /**
  * The base of every bq command, and the one place outcomes become output and exit codes.
@@ -28,6 +32,13 @@ export abstract class BqCommand extends Command {
     this.collectedWarnings.push(text)
     process.stderr.write(`Warning: ${text}\n`)
     return input
+  }
+
+  /** oclif's parse, then the checks every command shares (src/lib/cli/flags.ts). */
+  protected override async parse<F extends Parsed, B extends Parsed, A extends Parsed>(options?: Interfaces.Input<F, B, A>, argv?: string[]): Promise<Interfaces.ParserOutput<F, B, A>> {
+    const parsed = await super.parse(options, argv)
+    refuseEmptyNames(parsed.flags)
+    return parsed
   }
 
   protected override toSuccessJson(result: unknown): JsonSuccess {
@@ -54,6 +65,9 @@ export abstract class BqCommand extends Command {
       process.stderr.write(`Error: ${outcome.message}\n`)
       if (!outcome.known && process.env.BQ_DEBUG) process.stderr.write(`${error.stack}\n`)
     }
+    // oclif ends the process with process.exit(), which drops output still queued for a pipe
+    // (a large --json report): let it out first.
+    await Promise.all([written(process.stdout), written(process.stderr)])
     return this.exit(outcome.exitCode)
   }
 
@@ -65,4 +79,12 @@ export abstract class BqCommand extends Command {
     const text = (end === -1 ? lines : lines.slice(0, end)).filter((line) => line !== '').join(' ')
     return new UsageError(`${text} (see bq ${(this.id ?? '').replaceAll(':', ' ')} --help)`)
   }
+}
+
+/** Resolves once everything written to `stream` so far has been handed to the OS (or the stream failed). */
+function written(stream: NodeJS.WriteStream): Promise<void> {
+  return new Promise((resolve) => {
+    if (stream.destroyed || !stream.writable) resolve()
+    else stream.write('', () => resolve())
+  })
 }

@@ -1,4 +1,5 @@
-import {NotConfirmedError} from '../errors.js'
+import {InterruptedError, NotConfirmedError} from '../errors.js'
+import type {StopSignal} from '../errors.js'
 
 /**
  * Destructive commands ask on a terminal and need --yes elsewhere (scripts, CI, pipes), so a
@@ -12,6 +13,30 @@ export async function confirmOrRequireYes(question: string, yes: boolean): Promi
     throw new NotConfirmedError(`${question.replace(/\?$/, '')}: not on a terminal, so nothing was changed; add --yes to proceed`, 'confirmation-needed')
   }
   const {default: inquirer} = await import('inquirer')
-  const answer = await inquirer.prompt<{proceed: boolean}>([{type: 'confirm', name: 'proceed', message: question, default: false}])
+  let answer: {proceed: boolean}
+  try {
+    answer = await inquirer.prompt<{proceed: boolean}>([{type: 'confirm', name: 'proceed', message: question, default: false}])
+  } catch (error) {
+    // Ctrl-C at the prompt: inquirer closes it with ExitPromptError ("User force closed the prompt with …").
+    if (error instanceof Error && error.name === 'ExitPromptError') throw new InterruptedError('interrupted at the confirmation prompt: nothing was changed', undefined, promptSignal(error.message))
+    throw error
+  }
   if (!answer.proceed) throw new NotConfirmedError()
+}
+
+/** The signal inquirer names in its message, SIGINT (a Ctrl-C key press names none) otherwise. */
+function promptSignal(message: string): StopSignal {
+  return /\bSIGTERM\b/.test(message) ? 'SIGTERM' : /\bSIGHUP\b/.test(message) ? 'SIGHUP' : 'SIGINT'
+}
+
+/**
+ * The redrive question, honest about what will move: the DLQ's depth is known, but which of its
+ * messages match --select (and which are poison) is decided only as the run reads them.
+ */
+export function redriveQuestion(plan: {dlq: string; from: string; depth: number; max: number; selectors: Array<{text: string}>; destination: string}): string {
+  const {dlq, from, depth, max, selectors, destination} = plan
+  const cap = max > 0 ? Math.min(max, depth) : depth
+  if (selectors.length === 0) return `Redrive up to ${cap < depth ? `${cap} of the ${depth}` : depth} message(s) from ${dlq} on ${from} ${destination}?`
+  const most = max > 0 ? ` (at most ${max})` : ''
+  return `${dlq} on ${from} holds ${depth} message(s); how many match is decided as they are read. Redrive those matching ${selectors.map((s) => s.text).join(' and ')}${most} ${destination}?`
 }

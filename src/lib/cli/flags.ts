@@ -1,11 +1,13 @@
 import {Flags} from '@oclif/core'
 
+import {UsageError} from '../errors.js'
+
 /** Flags several commands share, defined once so their names and help stay identical. */
 export const sharedFlags = {
   broker: Flags.string({char: 'b', description: 'broker URL, e.g. redis://127.0.0.1:6379 or amqp://guest:guest@localhost (default: $BQ_BROKER, else the embedded sqlite store)', helpGroup: 'BROKER'}),
   dryRun: Flags.boolean({char: 'n', description: 'show what would happen; change nothing', default: false}),
   yes: Flags.boolean({char: 'y', description: 'do not ask for confirmation (required when not on a terminal)'}),
-  limit: Flags.integer({char: 'l', description: 'how many messages to show', default: 10, min: 1}),
+  limit: Flags.integer({char: 'l', description: 'how many messages to show (0 = no limit, as --all)', default: 10, min: 0}),
   max: Flags.integer({description: 'stop after this many messages (0 = all present at the start)', default: 0, min: 0}),
   rate: Flags.integer({description: 'at most this many messages per second', min: 1}),
   select: Flags.string({char: 's', description: 'KEY=GLOB or KEY~REGEX; repeatable, all must match (keys: reason, urn, exception, error, original_queue, lang, id, trace_id, queue, attempts)', multiple: true}),
@@ -13,4 +15,19 @@ export const sharedFlags = {
   toBroker: Flags.string({description: 'publish to this broker instead of the source broker'}),
   receive: Flags.boolean({description: 'allow reading on brokers where a read has side effects (SQS: raises the receive count, can trigger the native redrive policy)'}),
   registry: Flags.string({char: 'r', description: 'babelqueue-registry registry.json with per-URN data schemas'}),
+}
+
+/**
+ * Flags that name a queue or a broker, on every command that has them. Given empty (`--to "$SANDBOX"`
+ * with the variable unset) they would quietly mean "the default": the original queue, the source
+ * broker, the embedded store.
+ */
+const NAMING_FLAGS = ['queue', 'to', 'dlq', 'broker', 'to-broker'] as const
+
+/** Refuses an empty queue or broker name before anything runs: a usage error (exit 2). BqCommand calls it after parsing. */
+export function refuseEmptyNames(flags: Record<string, unknown>): void {
+  for (const name of NAMING_FLAGS) {
+    const value = flags[name]
+    if (typeof value === 'string' && value.trim() === '') throw new UsageError(`--${name} is empty (an unset shell variable?): name a ${name.includes('broker') ? 'broker' : 'queue'}; nothing was done`)
+  }
 }

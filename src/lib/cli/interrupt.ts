@@ -1,17 +1,42 @@
-import {ExitCode, exitNow} from '../errors.js'
+import {exitNow, signalExitCode} from '../errors.js'
+import type {StopSignal} from '../errors.js'
+
+/** SIGTERM (a service manager, `kill`, a CI timeout) and SIGHUP (the terminal went away) are treated as Ctrl-C. */
+const SIGNALS: StopSignal[] = ['SIGINT', 'SIGTERM', 'SIGHUP']
+
+export interface StopRequest {
+  /** A stop was asked for: finish the current batch, then end with InterruptedError. */
+  requested: () => boolean
+  /** The signal that asked, for the exit code (128 + its number); undefined until one came. */
+  signal: () => StopSignal | undefined
+  dispose: () => void
+}
 
 /**
- * First Ctrl-C asks a long operation to stop after its current batch (so nothing is left half
- * done; the run then ends with InterruptedError, exit 130); a second one exits at once, also with
- * 130 (the broker or the staging list still holds every message).
+ * The first SIGINT, SIGTERM or SIGHUP asks a long operation to stop after its current batch (so
+ * nothing is left half done; the run then ends with InterruptedError, exit 130, 143 or 129); a
+ * second one exits at once with its own code (the broker or the staging list still holds every
+ * message).
  */
-export function stopOnInterrupt(): {requested: () => boolean; dispose: () => void} {
-  let requested = false
-  const handler = () => {
-    if (requested) exitNow(ExitCode.interrupted)
-    requested = true
-    process.stderr.write('\nstopping after the current batch (Ctrl-C again to exit now)\n')
+export function stopOnInterrupt(): StopRequest {
+  let received: StopSignal | undefined
+  const handlers = SIGNALS.map((signal) => {
+    const handler = () => {
+      if (received !== undefined) exitNow(signalExitCode(signal))
+      received = signal
+      // After a hang-up the terminal may be gone: a failed write must not end the run mid-batch.
+      if (signal === 'SIGHUP') for (const stream of [process.stdout, process.stderr]) stream.on('error', () => {})
+      const again = signal === 'SIGINT' ? 'Ctrl-C again' : `${signal} or Ctrl-C again`
+      process.stderr.write(`\n${signal === 'SIGINT' ? '' : `${signal}: `}stopping after the current batch (${again} to exit now)\n`)
+    }
+    process.on(signal, handler)
+    return {signal, handler}
+  })
+  return {
+    requested: () => received !== undefined,
+    signal: () => received,
+    dispose: () => {
+      for (const {signal, handler} of handlers) process.off(signal, handler)
+    },
   }
-  process.on('SIGINT', handler)
-  return {requested: () => requested, dispose: () => process.off('SIGINT', handler)}
 }

@@ -1,6 +1,6 @@
 import type {BrokerAdapter} from '../brokers/adapter.js'
-import {InterruptedError, PartialError} from '../errors.js'
-import type {BqError} from '../errors.js'
+import {BqError, InterruptedError, PartialError, withResult} from '../errors.js'
+import type {StopSignal} from '../errors.js'
 import type {RedriveItem, RedriveReport} from '../ops/redrive.js'
 import {itemPrinter, summaryLine} from '../output/redrive-report.js'
 import {OutputWriter} from '../output/writer.js'
@@ -9,10 +9,11 @@ import {stopOnInterrupt} from './interrupt.js'
 export type MoveResult = RedriveReport & {items: RedriveItem[]}
 
 /**
- * What redrive and replay share around their engines: Ctrl-C stops after the batch, per-message
- * lines when asked, the summary on stderr, and items under --json. A run that did not move every
- * selected message ends in PartialError (exit 3), an interrupted one in InterruptedError (130);
- * both carry the full report, which BqCommand prints under --json.
+ * What redrive and replay share around their engines: Ctrl-C, SIGTERM or SIGHUP stops after the
+ * batch, per-message lines when asked, the summary on stderr, and items under --json. A run that
+ * did not move every selected message ends in PartialError (exit 3), an interrupted one in
+ * InterruptedError (130, 143 or 129 by signal); both carry the full report, which BqCommand
+ * prints under --json.
  */
 export async function runMoves(
   options: {json: boolean; list: boolean; verb: string; log: (line: string) => void},
@@ -33,19 +34,31 @@ export async function runMoves(
     await out.flush()
     if (!options.json) options.log(summaryLine(report, options.verb))
     const result: MoveResult = {...report, items}
-    const unfinished = unfinishedRun(result, options.verb)
+    const unfinished = unfinishedRun(result, options.verb, interrupt.signal())
     if (unfinished !== undefined) throw unfinished
     return result
+  } catch (error) {
+    // A run that failed part-way (its broker went) carries its report: say what moved, and list
+    // the items under --json, as for a partial run; the error keeps its own code and exit code.
+    if (!(error instanceof BqError) || !isRunReport(error.result)) throw error
+    await out.flush()
+    if (!options.json) options.log(summaryLine(error.result, options.verb))
+    throw withResult(error, {...error.result, items})
   } finally {
     interrupt.dispose()
   }
 }
 
+/** A report the engine attached to a failure, not yet with its items (runMoves adds them). */
+function isRunReport(result: unknown): result is RedriveReport {
+  return typeof result === 'object' && result !== null && 'counts' in result && !('items' in result)
+}
+
 /** The outcome of a run that did not move every selected message; undefined when it did. */
-export function unfinishedRun(result: MoveResult, verb: string): BqError | undefined {
+export function unfinishedRun(result: MoveResult, verb: string, signal: StopSignal = 'SIGINT'): BqError | undefined {
   const c = result.counts
   const done = result.dry_run ? `${c.would_redrive} would be ${verb}` : `${c.redriven} ${verb}`
-  if (result.stop_reason === 'interrupted') return new InterruptedError(`interrupted after ${c.examined} examined: ${done}; the rest stay where they were`, result)
+  if (result.stop_reason === 'interrupted') return new InterruptedError(`interrupted (${signal}) after ${c.examined} examined: ${done}; the rest stay where they were`, result, signal)
   if (c.failed > 0 || result.stopped_early) {
     const stop = result.stopped_early && result.stop_reason ? `; stopped early: ${result.stop_reason}` : ''
     return new PartialError(`not every selected message ${result.dry_run ? 'could be' : 'was'} ${verb}: ${done}, ${c.failed} failed${stop}`, result)

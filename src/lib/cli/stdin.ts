@@ -1,7 +1,7 @@
-/** Reads all of stdin when it is a pipe or file; undefined on a terminal (nothing to read). */
-export async function readStdinIfPiped(): Promise<string | undefined> {
+/** Reads all of stdin, as bytes, when it is a pipe or file; undefined on a terminal (nothing to read). */
+export async function readStdinIfPiped(): Promise<Buffer | undefined> {
   if (process.stdin.isTTY) return undefined
   const chunks: Buffer[] = []
   for await (const chunk of process.stdin) chunks.push(chunk as Buffer)
-  return Buffer.concat(chunks).toString('utf8')
+  return Buffer.concat(chunks)
 }

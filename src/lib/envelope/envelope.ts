@@ -120,7 +120,7 @@ export interface DeadLetterView {
   lang?: string
 }
 
-export type DecodeErrorKind = 'empty' | 'not_utf8' | 'not_json' | 'not_object'
+export type DecodeErrorKind = 'empty' | 'not_utf8' | 'not_json' | 'not_object' | 'not_envelope'
 
 /** A body that is not an envelope-shaped JSON object. Typed, so callers can treat it as poison. */
 export class EnvelopeDecodeError extends Error {
@@ -167,6 +167,36 @@ export function decode(body: Buffer | Uint8Array | string): Envelope {
     throw new EnvelopeDecodeError('not_object', `expected a JSON object, found ${describeKind(root.kind)}`)
   }
   return new Envelope(text, root, ascii)
+}
+
+/**
+ * Why a decoded JSON object is not a BabelQueue envelope at all, or undefined when it is one.
+ * The rule is deliberately minimal (spec-envelope.md: `job` is required and non-empty, `urn` is
+ * its inbound alias; `meta` is the required object that says where the message belongs): an
+ * object whose URN (`job`, else `urn`, as `Envelope.urn` reads it) is a non-empty string and
+ * whose `meta` is an object. Anything less — `{}`,
+ * another system's JSON — is poison to redrive, replay and inspect: left in place, never
+ * rewritten. Other shape problems (a missing `trace_id`, a bad `meta.id`) do not make a body
+ * poison; `validate` reports them.
+ */
+export function notEnvelopeReason(envelope: Envelope): string | undefined {
+  const urn = envelope.urn
+  if (urn === undefined || urn === '') return 'not an envelope: no non-empty string "job" (or "urn")'
+  const meta = envelope.node('meta')
+  if (meta === undefined) return 'not an envelope: no "meta" object'
+  if (meta.kind !== 'object') return 'not an envelope: "meta" is not an object'
+  return undefined
+}
+
+/**
+ * `decode`, then the envelope rule (`notEnvelopeReason`): throws EnvelopeDecodeError of kind
+ * `not_envelope` for a JSON object that is not an envelope. What redrive, replay and inspect use.
+ */
+export function decodeEnvelope(body: Buffer | Uint8Array | string): Envelope {
+  const envelope = decode(body)
+  const reason = notEnvelopeReason(envelope)
+  if (reason !== undefined) throw new EnvelopeDecodeError('not_envelope', reason)
+  return envelope
 }
 
 export function describeKind(kind: JsonNode['kind']): string {

@@ -1,5 +1,5 @@
 /** The BabelQueue envelope codec: one import for every command. */
-export {Envelope, EnvelopeDecodeError, annotate, decode, encode, fieldsOf, resetForRedrive, resetForRedriveBytes, withNewId} from './envelope.js'
+export {Envelope, EnvelopeDecodeError, annotate, decode, decodeEnvelope, encode, fieldsOf, notEnvelopeReason, resetForRedrive, resetForRedriveBytes, withNewId} from './envelope.js'
 export type {DeadLetterInfo, DeadLetterView, DecodeErrorKind} from './envelope.js'
 export {MakeError, compactDataText, make} from './make.js'
 export type {MakeOptions} from './make.js'

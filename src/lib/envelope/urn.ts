@@ -8,6 +8,17 @@ export interface UrnIssue {
   message: string
 }
 
+/**
+ * What makes a string a URN at all (RFC 8141, which spec-urn.md builds on): the `urn` scheme, a
+ * namespace identifier (2–32 letters, digits, hyphens) and a non-empty name. bq's commands refuse
+ * anything else as a message URN; the babel convention below is only warned about.
+ */
+const URN_SYNTAX = /^urn:[a-z0-9][a-z0-9-]{0,30}[a-z0-9]:\S+$/i
+
+export function isUrn(text: string): boolean {
+  return URN_SYNTAX.test(text)
+}
+
 const CONVENTION = /^urn:babel:[a-z0-9-]+:[a-z0-9_-]+(\.[a-z0-9_-]+)*$/
 /** Event segments that carry an identifier rather than a name: digits, UUIDs, long hex. */
 const PAYLOAD_SEGMENT = /^(\d+|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|[0-9a-f]{16,})$/i

@@ -1,5 +1,5 @@
 import type {Binding, BrokerMessage} from '../brokers/adapter.js'
-import {Envelope, EnvelopeDecodeError, decode} from '../envelope/envelope.js'
+import {Envelope, EnvelopeDecodeError, decodeEnvelope} from '../envelope/envelope.js'
 import {validateEnvelopeText} from '../envelope/validate.js'
 
 /**
@@ -9,7 +9,11 @@ import {validateEnvelopeText} from '../envelope/validate.js'
 export interface MessageView {
   message: BrokerMessage
   envelope?: Envelope
-  /** Why the body is not an envelope (a poison message). */
+  /**
+   * Why the body is not an envelope (a poison message): not UTF-8 JSON, not an object, or an
+   * object that is not an envelope (`notEnvelopeReason`: no URN or no `meta` object). Poison is
+   * never rewritten: redrive and replay leave it in place, inspect groups it apart.
+   */
   decodeError?: string
   urn?: string
   id?: string
@@ -30,7 +34,7 @@ export function viewOf(message: BrokerMessage, binding: Binding, options: {valid
   const size = message.body.length
   let envelope: Envelope
   try {
-    envelope = decode(message.body)
+    envelope = decodeEnvelope(message.body)
   } catch (error) {
     if (!(error instanceof EnvelopeDecodeError)) throw error
     const native = message.native

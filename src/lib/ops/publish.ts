@@ -1,8 +1,9 @@
 import type {BrokerAdapter, OutgoingMessage} from '../brokers/adapter.js'
 import {fieldsOf} from '../envelope/envelope.js'
+import {isUrn} from '../envelope/urn.js'
 import {make, MakeError, compactDataText} from '../envelope/make.js'
 import type {Envelope} from '../envelope/envelope.js'
-import {BqError, UsageError} from '../errors.js'
+import {BqError, UsageError, withResult} from '../errors.js'
 import type {SchemaRegistry} from '../schema/registry.js'
 
 /** `bq publish`: make canonical envelopes and publish them with durable confirmation. */
@@ -28,11 +29,21 @@ export interface PublishResult {
   envelopes?: unknown[]
 }
 
+/** What the command does as publishing goes on. */
+export interface PublishHooks {
+  /** After each batch the broker confirmed, with its ids: print them as they come, so none goes unreported. */
+  onConfirmed?: (ids: string[]) => Promise<void> | void
+  /** Checked between batches: stop after the current one (a signal). */
+  stopRequested?: () => boolean
+}
+
 const BATCH = 1000
 
 /** Checks the inputs and the data against the registry before anything is sent. */
 export function preparePublish(options: PublishOptions): {dataText: string} {
   if (options.urn.trim() === '') throw new UsageError('the URN is empty: every message needs one, such as urn:babel:orders:created')
+  // `bq publish orders …` (a queue name where the URN goes) would publish messages whose URN is "orders".
+  if (!isUrn(options.urn)) throw new UsageError(`"${options.urn}" is not a URN (urn:<namespace>:<name>, such as urn:babel:orders:created); the queue goes in --queue, e.g. bq publish urn:babel:orders:created --queue ${queueHint(options.urn)}`)
   if (!Number.isInteger(options.count) || options.count < 1) throw new UsageError('--count must be a positive integer')
   let dataText: string
   try {
@@ -51,13 +62,18 @@ export function preparePublish(options: PublishOptions): {dataText: string} {
   return {dataText}
 }
 
+/** The argument itself when it could be a queue name, else a placeholder. */
+function queueHint(argument: string): string {
+  return /^[\w.-]+$/.test(argument) ? argument : '<queue>'
+}
+
 export function buildEnvelopes(options: PublishOptions, dataText: string, count: number): Envelope[] {
   const envelopes: Envelope[] = []
   for (let i = 0; i < count; i++) envelopes.push(make(options.urn, dataText, {queue: options.queue, traceId: options.traceId}))
   return envelopes
 }
 
-export async function publishMessages(adapter: BrokerAdapter | undefined, options: PublishOptions, dryRun: boolean): Promise<PublishResult> {
+export async function publishMessages(adapter: BrokerAdapter | undefined, options: PublishOptions, dryRun: boolean, hooks: PublishHooks = {}): Promise<PublishResult> {
   const {dataText} = preparePublish(options)
   if (options.delayMs !== undefined && adapter && !adapter.capabilities.delay) {
     throw new UsageError(`${adapter.displayUrl} has no delayed delivery; publish without --delay`)
@@ -71,14 +87,23 @@ export async function publishMessages(adapter: BrokerAdapter | undefined, option
     return result
   }
   if (!adapter) throw new Error('publish needs a broker')
-  for (let sent = 0; sent < options.count; sent += BATCH) {
+  for (let sent = 0; sent < options.count && !hooks.stopRequested?.(); sent += BATCH) {
     const envelopes = buildEnvelopes(options, dataText, Math.min(BATCH, options.count - sent))
     const outgoing: OutgoingMessage[] = envelopes.map((e) => ({body: e.toBuffer(), fields: fieldsOf(e), delayMs: options.delayMs}))
-    await adapter.publish(options.queue, outgoing)
+    try {
+      await adapter.publish(options.queue, outgoing)
+    } catch (error) {
+      // What earlier batches sent is part of the failure's report (--json lists the ids).
+      throw sent === 0 ? error : withResult(error, result)
+    }
     for (const e of envelopes) {
       result.ids.push(e.id as string)
       result.traceIds.push(e.traceId as string)
     }
+    await hooks.onConfirmed?.(envelopes.map((e) => e.id as string))
+    // A broker that confirms synchronously (the embedded store) never yields to the event loop,
+    // where signals are delivered: yield, so a Ctrl-C or SIGTERM is seen between batches.
+    await new Promise((resolve) => setImmediate(resolve))
   }
   return result
 }

@@ -1,6 +1,6 @@
-import type {BrokerAdapter, DrainSession, OutgoingMessage, ReservedMessage} from '../brokers/adapter.js'
+import type {BrokerAdapter, BrokerMessage, DrainSession, OutgoingMessage, ReservedMessage} from '../brokers/adapter.js'
 import {fieldsOf, resetForRedriveBytes} from '../envelope/envelope.js'
-import {describeError} from '../errors.js'
+import {BqError, ExitCode, UsageError, describeError, withResult} from '../errors.js'
 import {matchesAll} from './match.js'
 import type {Selector} from './match.js'
 import {viewOf} from './message-view.js'
@@ -52,11 +52,18 @@ export interface RedriveRequest {
   rate?: number
   bypass: boolean
   dryRun: boolean
+  /** The most messages per batch (default 500); fewer when the messages are large (see BATCH_BYTES). */
   batchSize?: number
   /** Called for every message as its outcome is decided (for --json items and progress). */
   onItem?: (item: RedriveItem) => void
   /** Set to stop after the current batch (SIGINT). */
   stopRequested?: () => boolean
+  /**
+   * The operator accepts that, on a queue that counts deliveries (`readsCostDeliveries`), every
+   * message the run takes and leaves behind (unselected, poison, not movable) costs one delivery.
+   * Without it such a redrive is refused before anything is read; a dry run there is always refused.
+   */
+  acceptDeliveryCost?: boolean
 }
 
 export interface RedriveReport {
@@ -68,9 +75,95 @@ export interface RedriveReport {
   /** The run stopped early (interrupted, or the target failed). */
   stopped_early: boolean
   stop_reason?: string
+  /**
+   * Present when a run ended part-way with copies whose originals may still be on the DLQ (at
+   * least once: the copy was sent, the original's removal was not confirmed, e.g. the connection
+   * was lost): how many messages may now be on both. A next redrive would send them again.
+   */
+  possible_duplicates?: number
 }
 
+/** The most messages one batch asks for. */
 const DEFAULT_BATCH = 500
+
+/**
+ * The byte budget of one batch: the engine asks `DrainSession.next()` (and browse, in a dry run)
+ * for as many messages as fit, judged by the sizes it has seen. It holds about two batches at a
+ * time (one moving while the next is decoded), each with its reset copies, so a run's memory is
+ * bounded by a few times this, not by the batch count times the message size.
+ */
+export const BATCH_BYTES = 64 * 1024 * 1024
+
+/**
+ * The largest message a redrive (or replay) moves: 128 MiB, RabbitMQ's default maximum (Service
+ * Bus premium allows 100 MB). A larger one is not read into the codec: it stays where it is and
+ * is reported as failed with its size, and the run goes on.
+ */
+export const MAX_MOVE_MESSAGE_BYTES = 128 * 1024 * 1024
+
+/**
+ * Batch sizes by bytes: the first batch asks for `first` messages (one unless the caller fixed a
+ * batch size), each next one for up to four times the previous count, never more than `cap` nor
+ * than the byte budget allows for the largest message of the last batch (or the average so far,
+ * if larger).
+ */
+export class BatchSizer {
+  private size: number
+  private seenBytes = 0
+  private seenCount = 0
+
+  constructor(
+    private readonly cap: number,
+    first = 1,
+    private readonly budget = BATCH_BYTES,
+  ) {
+    this.size = first
+  }
+
+  /** How many messages to ask for next. */
+  next(): number {
+    return Math.max(1, Math.min(this.size, this.cap))
+  }
+
+  /** Records the sizes of the batch just taken. */
+  saw(sizes: number[]): void {
+    if (sizes.length === 0) return
+    let largest = 0
+    for (const size of sizes) {
+      largest = Math.max(largest, size)
+      this.seenBytes += size
+    }
+    this.seenCount += sizes.length
+    const typical = Math.max(largest, this.seenBytes / this.seenCount, 1)
+    this.size = Math.max(1, Math.min(this.cap, this.size * 4, Math.floor(this.budget / typical)))
+  }
+}
+
+/** Why a message is too large to move, or undefined. */
+function tooLarge(message: BrokerMessage): string | undefined {
+  if (message.body.length <= MAX_MOVE_MESSAGE_BYTES) return undefined
+  const mib = (n: number) => `${(n / 1024 / 1024).toFixed(1)} MiB`
+  return `the message is ${mib(message.body.length)}, larger than bq's largest movable message (${mib(MAX_MOVE_MESSAGE_BYTES)}): left in place`
+}
+
+/** What a message says about itself without decoding it (its native metadata). */
+function aboutUndecoded(message: BrokerMessage): About {
+  const native = message.native
+  return {id: native.id ?? null, trace_id: native.traceId ?? null, urn: native.job ?? null, reason: native.nativeDeadLetter?.reason ?? null}
+}
+
+/** The per-message reason a target that is the DLQ being drained is refused. */
+function intoItself(queue: string): string {
+  return `its target ${queue} is the dead-letter queue being redriven (a move there would only strip its dead_letter block): left in place; use --to`
+}
+
+/**
+ * True when copies go to the broker the DLQ is on: the same adapter, or one opened on the same
+ * (redacted) URL with --to-broker.
+ */
+function sameBrokerAs(source: BrokerAdapter, target: BrokerAdapter): boolean {
+  return target === source || (target.kind === source.kind && target.displayUrl === source.displayUrl)
+}
 
 /** What an item reports about its message. */
 type About = Pick<RedriveItem, 'id' | 'trace_id' | 'urn' | 'reason'>
@@ -91,25 +184,41 @@ export async function redrive(request: RedriveRequest): Promise<RedriveReport> {
     request.onItem(item)
   }
   const planTarget = (view: MessageView): string | undefined => request.toQueue ?? view.deadLetter?.originalQueue ?? view.queue
+  const sameBroker = sameBrokerAs(request.source, target)
+  // Moving a DLQ into itself on its own broker only strips dead_letter blocks: never.
+  if (sameBroker && request.toQueue === request.dlq) {
+    throw new UsageError(`--to ${request.toQueue} is the dead-letter queue being redriven (on ${request.source.displayUrl}): choose another queue; nothing was changed`)
+  }
+  const intoSource = (queue: string) => sameBroker && queue === request.dlq
+  await checkDeliveryCost(request)
 
   if (request.dryRun) {
-    await planOnly(request, (view) => {
-      counts.examined++
-      if (view.decodeError) emit(aboutOf(view), 'poison', null, view.decodeError)
-      else if (!matchesAll(view, request.selectors)) emit(aboutOf(view), 'skipped', null)
-      else {
-        const queue = planTarget(view)
-        if (queue === undefined) emit(aboutOf(view), 'failed', null, 'no original queue recorded: use --to')
-        else emit(aboutOf(view), 'would_redrive', queue)
-      }
-    })
+    try {
+      await planOnly(request, (message) => {
+        counts.examined++
+        const large = tooLarge(message)
+        if (large !== undefined) return emit(aboutUndecoded(message), 'failed', null, large)
+        const view = viewOf(message, request.source.binding)
+        if (view.decodeError) emit(aboutOf(view), 'poison', null, view.decodeError)
+        else if (!matchesAll(view, request.selectors)) emit(aboutOf(view), 'skipped', null)
+        else {
+          const queue = planTarget(view)
+          if (queue === undefined) emit(aboutOf(view), 'failed', null, 'no original queue recorded: use --to')
+          else if (intoSource(queue)) emit(aboutOf(view), 'failed', queue, intoItself(queue))
+          else emit(aboutOf(view), 'would_redrive', queue)
+        }
+      })
+    } catch (error) {
+      throw failedRun(error, report)
+    }
     return report
   }
 
   const limiter = request.rate ? new RateLimiter(request.rate) : undefined
-  const batchSize = Math.max(1, Math.min(request.batchSize ?? DEFAULT_BATCH, request.rate ?? Infinity))
+  const cap = Math.max(1, Math.min(request.batchSize ?? DEFAULT_BATCH, request.rate ?? Infinity))
+  // Batches start small and grow while they fit the byte budget; a batch size the caller fixed starts at once.
+  const sizer = new BatchSizer(cap, request.batchSize === undefined ? 1 : cap)
   const session = await request.source.drain(request.dlq, {max: request.max})
-  const sameBroker = target === request.source
   // Where the source allows it, a batch's moves run while the next batch is decoded and planned.
   const overlap = session.nextWhileSettling === true
   /** The previous batch's moves, still running (overlap only); never rejects, see `moveFailure`. */
@@ -123,9 +232,14 @@ export async function redrive(request: RedriveRequest): Promise<RedriveReport> {
 
   /** Decodes, selects and resets a batch; changes nothing and reports nothing yet. */
   const plan = (batch: ReservedMessage[]) => {
-    const kept: Array<{message: ReservedMessage; about: About; outcome: RedriveOutcome; error?: string}> = []
+    const kept: Array<{message: ReservedMessage; about: About; outcome: RedriveOutcome; target?: string; error?: string}> = []
     const groups = new Map<string, Group>()
     for (const message of batch) {
+      const large = tooLarge(message)
+      if (large !== undefined) {
+        kept.push({message, about: aboutUndecoded(message), outcome: 'failed', error: large})
+        continue
+      }
       const view = viewOf(message, request.source.binding)
       if (!view.envelope) {
         kept.push({message, about: aboutOf(view), outcome: 'poison', error: view.decodeError})
@@ -138,6 +252,10 @@ export async function redrive(request: RedriveRequest): Promise<RedriveReport> {
       const queue = planTarget(view)
       if (queue === undefined) {
         kept.push({message, about: aboutOf(view), outcome: 'failed', error: 'no original queue recorded: use --to'})
+        continue
+      }
+      if (intoSource(queue)) {
+        kept.push({message, about: aboutOf(view), outcome: 'failed', target: queue, error: intoItself(queue)})
         continue
       }
       const body = resetForRedriveBytes(view.envelope)
@@ -155,22 +273,44 @@ export async function redrive(request: RedriveRequest): Promise<RedriveReport> {
   const moveAll = async (groups: Map<string, Group>) => {
     for (const [queue, group] of groups) {
       await limiter?.take(group.length)
+      const step = {published: false}
       try {
-        await moveGroup(session, target, sameBroker, queue, group)
+        await moveGroup(session, target, target === request.source, queue, group, step)
         for (const entry of group) emit(entry.about, 'redriven', queue)
       } catch (error) {
-        // The copies were not confirmed: the originals stay on the DLQ.
-        await session.release(group.map((entry) => entry.message))
         const reason = describeError(error)
-        for (const entry of group) emit(entry.about, 'failed', queue, reason)
+        // A broker that is gone (exit 4) ends the run, with this report.
+        const lost = error instanceof BqError && error.exitCode === ExitCode.connection
         report.stopped_early = true
+        if (step.published) {
+          // The target confirmed the copies but the originals could not be removed: they stay on
+          // the DLQ (at least once), and the session cannot go on.
+          for (const entry of group) emit(entry.about, 'failed', queue, `copied to ${queue}, but removing the original from the DLQ failed (${reason}): it may now be in both`)
+          report.possible_duplicates = (report.possible_duplicates ?? 0) + group.length
+          report.stop_reason = `removing messages copied to ${queue} from ${request.dlq} failed: ${reason}`
+          throw error
+        }
+        // The copies were not confirmed: the originals stay on the DLQ (the broker returns them if the session is gone too).
+        let releaseFailure: {error: unknown} | undefined
+        try {
+          await session.release(group.map((entry) => entry.message))
+        } catch (failure) {
+          releaseFailure = {error: failure}
+        }
+        for (const entry of group) emit(entry.about, 'failed', queue, reason)
+        // Unconfirmed is not unsent: with the connection lost mid-batch, some copies may have arrived.
+        if (lost) report.possible_duplicates = (report.possible_duplicates ?? 0) + group.length
         report.stop_reason = `publishing to ${queue} failed: ${reason}`
+        if (lost) throw error
+        if (releaseFailure !== undefined) throw releaseFailure.error
       }
     }
   }
 
   try {
     while (true) {
+      // A synchronous store (the embedded one) never yields on its own: give signal handlers a turn.
+      await new Promise((resolve) => setImmediate(resolve))
       if (request.stopRequested?.()) {
         await settle()
         if (!report.stopped_early) {
@@ -179,14 +319,15 @@ export async function redrive(request: RedriveRequest): Promise<RedriveReport> {
         }
         break
       }
-      const batch = await session.next(batchSize)
+      const batch = await session.next(sizer.next())
       if (batch.length === 0) break
+      sizer.saw(batch.map((message) => message.body.length))
       const {kept, groups} = plan(batch)
       await settle()
       // The previous batch's target failed (overlap only): this batch was not examined; close returns it.
       if (report.stopped_early) break
       counts.examined += batch.length
-      for (const entry of kept) emit(entry.about, entry.outcome, null, entry.error)
+      for (const entry of kept) emit(entry.about, entry.outcome, entry.target ?? null, entry.error)
       if (kept.length > 0) await session.release(kept.map((entry) => entry.message))
       if (overlap) {
         moving = moveAll(groups).catch((error: unknown) => {
@@ -198,6 +339,8 @@ export async function redrive(request: RedriveRequest): Promise<RedriveReport> {
       if (report.stopped_early) break
     }
     await settle()
+  } catch (error) {
+    throw failedRun(error, report)
   } finally {
     // Moves still running when the loop failed finish (and report) before the session closes.
     await moving
@@ -208,12 +351,50 @@ export async function redrive(request: RedriveRequest): Promise<RedriveReport> {
 
 type Group = Array<{message: ReservedMessage; about: About; outgoing: OutgoingMessage}>
 
+/**
+ * Refuses, before anything is read, a redrive that would cost messages deliveries on a queue
+ * that counts them (BrokerAdapter.readsCostDeliveries): a dry run on a broker without a true peek
+ * always (it would take every message and hand it back; with a true peek it browses, which is
+ * free), any other run unless the operator accepted that what it leaves behind costs one
+ * delivery each. Commands call it before asking for confirmation; redrive() calls it again.
+ */
+export async function checkDeliveryCost(request: Pick<RedriveRequest, 'source' | 'dlq' | 'dryRun' | 'selectors' | 'max' | 'acceptDeliveryCost'>): Promise<void> {
+  // A dry run on a broker with a true peek browses (planOnly): it hands nothing back, so costs nothing.
+  if (request.dryRun && request.source.capabilities.truePeek) return
+  const cost = await request.source.readsCostDeliveries?.(request.dlq)
+  if (cost === undefined) return
+  const limit = cost.limit === undefined ? '' : ` (delivery limit ${cost.limit})`
+  const instead = cost.alternative === undefined ? '' : `; ${cost.alternative}`
+  if (request.dryRun) {
+    throw new UsageError(`${cost.queue}${limit} counts deliveries: a dry run would take every message and hand it back, which ${cost.cost}. Nothing was read; a redrive without --dry-run moves what it can${instead}`, 'delivery-cost')
+  }
+  if (request.acceptDeliveryCost) return
+  const leaves = request.selectors.length > 0 ? 'the messages --select leaves behind, and poison ones,' : 'messages it cannot move (poison bodies, envelopes without an original queue, copies the target refused)'
+  throw new UsageError(`${cost.queue}${limit} counts deliveries: a redrive hands ${leaves} back, which ${cost.cost}. Nothing was read; add --accept-delivery-cost to redrive it anyway (one delivery per message left behind; messages beyond --max are not touched)`, 'delivery-cost')
+}
+
+/**
+ * A run that ended on an error after it examined messages: the error keeps its code and exit
+ * code (a lost broker stays exit 4) and carries the report of what the run did.
+ */
+function failedRun(error: unknown, report: RedriveReport): unknown {
+  if (report.counts.examined === 0) return error
+  if (!report.stopped_early) {
+    report.stopped_early = true
+    report.stop_reason = describeError(error)
+  }
+  const doubled = report.possible_duplicates ?? 0
+  if (doubled > 0) report.stop_reason += `; ${doubled} message(s) may now be on both the DLQ and their target (at least once: the copy was sent, removing the original was not confirmed), so a next redrive may deliver them twice`
+  return withResult(error, report)
+}
+
 async function moveGroup(
   session: DrainSession,
   target: BrokerAdapter,
   sameBroker: boolean,
   queue: string,
   group: Array<{message: ReservedMessage; outgoing: OutgoingMessage}>,
+  step: {published: boolean},
 ): Promise<void> {
   const sources = group.map((entry) => entry.message)
   const outgoing = group.map((entry) => entry.outgoing)
@@ -223,22 +404,26 @@ async function moveGroup(
   }
   // Publish with confirmation first; only then remove the originals (at-least-once across brokers).
   await target.publish(queue, outgoing)
+  step.published = true
   await session.ack(sources)
 }
 
 /**
  * A dry run changes nothing: on brokers with a true peek it pages through with browse; on the
- * others it drains and releases everything, which the broker returns to place on close.
+ * others it drains and releases everything, which the broker returns to place on close. Pages
+ * are sized by bytes like a redrive's batches.
  */
-async function planOnly(request: RedriveRequest, visit: (view: MessageView) => void): Promise<void> {
+async function planOnly(request: RedriveRequest, visit: (message: BrokerMessage) => void): Promise<void> {
   const {source, dlq} = request
   const limit = request.max > 0 ? request.max : Infinity
+  const sizer = new BatchSizer(DEFAULT_BATCH)
   let seen = 0
   if (source.capabilities.truePeek) {
     const total = request.max > 0 ? request.max : await source.count(dlq)
     while (seen < total) {
-      const page = await source.browse(dlq, {offset: seen, limit: Math.min(DEFAULT_BATCH, total - seen)})
-      for (const message of page) visit(viewOf(message, source.binding))
+      const page = await source.browse(dlq, {offset: seen, limit: Math.min(sizer.next(), total - seen)})
+      sizer.saw(page.map((message) => message.body.length))
+      for (const message of page) visit(message)
       seen += page.length
       if (page.length === 0) break
     }
@@ -247,9 +432,10 @@ async function planOnly(request: RedriveRequest, visit: (view: MessageView) => v
   const session = await source.drain(dlq, {max: request.max})
   try {
     while (seen < limit) {
-      const batch = await session.next(DEFAULT_BATCH)
+      const batch = await session.next(sizer.next())
       if (batch.length === 0) break
-      for (const message of batch) visit(viewOf(message, source.binding))
+      sizer.saw(batch.map((message) => message.body.length))
+      for (const message of batch) visit(message)
       seen += batch.length
       await session.release(batch)
     }

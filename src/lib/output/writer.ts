@@ -8,7 +8,9 @@ import {BrokenPipeError} from '../errors.js'
  * flush throws BrokenPipeError, which BqCommand turns into a quiet exit 0.
  */
 export class OutputWriter {
-  private buffer = ''
+  /** Text and raw bytes (peek --raw) waiting to be written, in order. */
+  private chunks: Array<string | Uint8Array> = []
+  private buffered = 0
   /** Why the stream can take no more (BrokenPipeError when the reader went away). */
   private failure: Error | undefined
   /** A flush waiting for 'drain', to be failed when the stream fails instead. */
@@ -18,15 +20,18 @@ export class OutputWriter {
     stream.on('error', (error: NodeJS.ErrnoException) => {
       // EPIPE: the reader went away; stop writing quietly, as Unix tools do. Any other error
       // surfaces, like that one, from the next flush (never as an uncaught exception).
-      this.buffer = ''
+      this.chunks = []
+      this.buffered = 0
       this.failure = error.code === 'EPIPE' ? new BrokenPipeError() : error
       this.waiting?.(this.failure)
     })
   }
 
-  write(text: string): void {
+  /** Text (written as UTF-8), or bytes written exactly as they are. */
+  write(data: string | Uint8Array): void {
     if (this.failure !== undefined) return
-    this.buffer += text
+    this.chunks.push(data)
+    this.buffered += data.length
   }
 
   line(text = ''): void {
@@ -36,14 +41,17 @@ export class OutputWriter {
   /** Flushes when enough is buffered; waits when the stream asks us to. */
   async maybeFlush(): Promise<void> {
     if (this.failure !== undefined) throw this.failure
-    if (this.buffer.length >= this.flushAt) await this.flush()
+    if (this.buffered >= this.flushAt) await this.flush()
   }
 
   async flush(): Promise<void> {
     if (this.failure !== undefined) throw this.failure
-    if (this.buffer === '') return
-    const chunk = this.buffer
-    this.buffer = ''
+    if (this.chunks.length === 0) return
+    const pending = this.chunks
+    this.chunks = []
+    this.buffered = 0
+    // All text stays one string (one write); bytes among it make the chunk a Buffer.
+    const chunk = pending.every((c) => typeof c === 'string') ? pending.join('') : Buffer.concat(pending.map((c) => (typeof c === 'string' ? Buffer.from(c, 'utf8') : c)))
     if (this.stream.write(chunk)) return
     await new Promise<void>((resolve, reject) => {
       const drained = () => {

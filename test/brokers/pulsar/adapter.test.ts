@@ -200,9 +200,9 @@ describe('pulsar adapter', () => {
       assert.deepEqual(Object.keys(stats).filter((name) => stats[name].isDurable).sort(), ['babelqueue', 'bq-redrive'])
       assert.equal(stats['bq-redrive'].msgBacklog, 4)
       assert.equal(stats.babelqueue.msgBacklog, 6)
-      // A peek at a topic nobody created creates nothing.
+      // A peek at a topic nobody created is an error (a topic exists apart from its messages) and creates nothing.
       const ghost = queue('ghost')
-      assert.deepEqual(await adapter.browse(ghost, {limit: 5}), [])
+      await assert.rejects(adapter.browse(ghost, {limit: 5}), (error: Error) => error.name === 'QueueNotFoundError' && /does not exist/.test(error.message))
       assert.equal((await fetch(`${admin.origin}/admin/v2/${topicPath(ghost)}/stats`)).status, 404)
       await adapter.close()
       assert.deepEqual(await adminJson(`${topicPath(q)}/subscriptions`), subscriptionsBefore)
@@ -284,7 +284,9 @@ describe('pulsar adapter', () => {
         }
         // The third delivery exceeds maxRedeliverCount: the client moves it to <topic>-<subscription>-DLQ.
         const deadline = Date.now() + 30_000
-        while ((await adapter.count(dlq)) < 1 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 250))
+        // The DLQ topic is created when the first message is dead-lettered: until then it does not exist.
+        const countOrNone = () => adapter.count(dlq).catch((error: Error) => (error.name === 'QueueNotFoundError' ? 0 : Promise.reject(error)))
+        while ((await countOrNone()) < 1 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 250))
       } finally {
         worker.close()
       }

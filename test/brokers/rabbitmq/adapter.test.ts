@@ -16,7 +16,7 @@ import type {BrokerAdapter, OutgoingMessage, ReservedMessage} from '../../../src
 import {createRabbitAdapter, RabbitAdapter} from '../../../src/lib/brokers/rabbitmq/adapter.js'
 import {redactUrl} from '../../../src/lib/brokers/shared/redact.js'
 import type {EnvelopeFields} from '../../../src/lib/envelope/fields.js'
-import {BqError, ConnectionError} from '../../../src/lib/errors.js'
+import {BqError, ConnectionError, QueueNotFoundError} from '../../../src/lib/errors.js'
 import {requireBroker, uniqueQueue} from '../../support/brokers.js'
 
 const AMQP_URL = process.env.BQ_TEST_AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672'
@@ -202,7 +202,8 @@ test('publish refuses a delay (no delayed-message plugin assumed) and sends noth
   const queue = queueName('delay')
   assert.equal(adapter.capabilities.delay, false)
   await assert.rejects(adapter.publish(queue, [{body: bodyFor(1), fields: fieldsFor(1), delayMs: 1000}]), (error: unknown) => error instanceof BqError && /delay/.test(error.message))
-  assert.equal(await adapter.count(queue), 0)
+  // Refused before anything was sent: the queue was not even declared.
+  await assert.rejects(adapter.count(queue), (error: unknown) => error instanceof QueueNotFoundError)
 })
 
 test('publishes 20,000 messages, every one confirmed, then drains them in order', async (t) => {
@@ -352,15 +353,85 @@ test('browse and drain refuse a stream', async (t) => {
   await channel.close()
 })
 
-test('a missing queue browses and counts as empty', async (t) => {
+test('a missing queue is not found (exit 1, queue-not-found) for browse, count, drain and the delivery-cost check; nothing is declared', async (t) => {
   if (!(await live(t))) return
   const adapter = await open()
   const queue = queueName('missing')
-  assert.deepEqual(await adapter.browse(queue, {limit: 5}), [])
-  assert.equal(await adapter.count(queue), 0)
-  const session = await adapter.drain(queue)
-  assert.deepEqual(await session.next(10), [])
-  await session.close()
+  const notFound = (error: unknown) =>
+    error instanceof QueueNotFoundError && error.exitCode === 1 && error.code === 'queue-not-found' && error.message.includes(`queue "${queue}" does not exist`) && !error.message.includes('\n') && !error.message.includes('guest:guest')
+  await assert.rejects(adapter.browse(queue, {limit: 5}), notFound)
+  await assert.rejects(adapter.count(queue), notFound)
+  await assert.rejects(adapter.drain(queue), notFound)
+  await assert.rejects(adapter.readsCostDeliveries(queue), notFound)
+  // The adapter is still usable, and none of that created the queue.
+  await assert.rejects(adapter.count(queue), notFound)
+  assert.equal(await readyCount(queue).catch(() => 'missing'), 'missing')
+})
+
+test('readsCostDeliveries: a quorum queue counts deliveries; classic queues and streams do not; it reads no message', async (t) => {
+  if (!(await live(t))) return
+  const adapter = await open()
+  const channel = await rawChannel()
+  const classic = queueName('cost-classic')
+  const quorum = queueName('cost-quorum')
+  const limited = queueName('cost-limited')
+  const stream = queueName('cost-stream')
+  await channel.assertQueue(classic, {durable: true, arguments: {'x-message-ttl': 60_000}})
+  await channel.assertQueue(quorum, {durable: true, arguments: {'x-queue-type': 'quorum'}})
+  await channel.assertQueue(limited, {durable: true, arguments: {'x-queue-type': 'quorum', 'x-delivery-limit': 2}})
+  await channel.assertQueue(stream, {durable: true, arguments: {'x-queue-type': 'stream'}})
+  await adapter.publish(limited, outgoing(3, limited))
+  assert.equal(await adapter.readsCostDeliveries(classic), undefined)
+  assert.equal(await adapter.readsCostDeliveries(stream), undefined)
+  for (const queue of [quorum, limited]) {
+    const cost = await adapter.readsCostDeliveries(queue)
+    assert.ok(cost !== undefined, `${queue} counts deliveries`)
+    assert.equal(cost.queue, `RabbitMQ quorum queue "${queue}"`)
+    assert.match(cost.cost, /x-delivery-count/)
+    assert.ok(cost.alternative !== undefined, 'names a way to look without the cost')
+  }
+  // Nothing was taken: no message carries a delivery count.
+  assert.equal(await readyCount(limited), 3)
+  const left = await takeAll(limited)
+  assert.deepEqual(left.map((m) => (m.properties.headers as Record<string, unknown> | undefined)?.['x-delivery-count'] ?? 0), [0, 0, 0])
+  await channel.close()
+})
+
+test('drain on a quorum queue: each message it hands back costs exactly one delivery, even when a consumer is replaced right after an ack', async (t) => {
+  if (!(await live(t))) return
+  const adapter = await open()
+  const queue = queueName('qexact')
+  const channel = await rawChannel()
+  await channel.assertQueue(queue, {durable: true, arguments: {'x-queue-type': 'quorum'}})
+  const messages = outgoing(12, queue)
+  await adapter.publish(queue, messages)
+  const expected = new Map(messages.map((m) => [m.body.toString(), 0]))
+  // Four drains, each taking one message first and acking it (the first consumer has a window
+  // of one; the next call wants more), then releasing everything else. Before the fix, the
+  // delivery granted after that ack was in flight when the small consumer was cancelled: the
+  // queue took it back (+1), delivered it again in the same drain and it was released (+1).
+  for (let round = 0; round < 4; round++) {
+    const session = await adapter.drain(queue)
+    const first = await session.next(1)
+    assert.equal(first.length, 1)
+    await session.ack(first)
+    expected.delete(first[0].body.toString())
+    let handed = 1
+    for (;;) {
+      const batch = await session.next(5)
+      if (batch.length === 0) break
+      handed += batch.length
+      await session.release(batch)
+    }
+    await session.close()
+    assert.equal(handed, 12 - round, `round ${round}: every message present was handed out`)
+    for (const [body, count] of expected) expected.set(body, count + 1)
+  }
+  assert.equal(await waitForCount(queue, 8), 8)
+  const left = await takeAll(queue)
+  const counts = new Map(left.map((m) => [m.content.toString(), (m.properties.headers as Record<string, unknown>)['x-delivery-count']]))
+  assert.deepEqual(counts, expected, 'x-delivery-count is the number of drains that handed the message back')
+  await channel.close()
 })
 
 // ── native dead-lettering ────────────────────────────────────────────────────────────────────
@@ -658,7 +729,7 @@ test('a lost adapter connection fails later calls in one line; close is safe twi
 test('capabilities', async (t) => {
   if (!(await live(t))) return
   const adapter = await open()
-  assert.deepEqual(adapter.capabilities, {truePeek: false, headers: true, delay: false, nativeDlq: true, atomicMove: false, ordered: true, afterCrash: 'broker-returns'})
+  assert.deepEqual(adapter.capabilities, {truePeek: false, headers: true, delay: false, nativeDlq: true, atomicMove: false, ordered: true, queuesExist: true, afterCrash: 'broker-returns'})
   assert.equal(adapter.kind, 'rabbitmq')
   assert.equal(adapter.displayUrl, redactUrl(AMQP_URL))
 })

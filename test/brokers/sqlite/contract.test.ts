@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import {existsSync, mkdtempSync, rmSync, writeFileSync} from 'node:fs'
+import {existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {after, describe, it} from 'node:test'
@@ -11,6 +11,7 @@ import {runFixture} from '../../suites/fixtures/run-fixture.js'
 import {uniqueQueue} from '../../support/brokers.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'bq-sqlite-'))
+mkdirSync(join(dir, 'nested'))
 const url = `sqlite://${join(dir, 'nested', 'queues.db')}`
 after(() => rmSync(dir, {recursive: true, force: true}))
 
@@ -23,11 +24,30 @@ brokerContractSuite('sqlite', {
 })
 
 describe('sqlite adapter', () => {
-  it('creates the parent directories of its file', async () => {
+  it('refuses a file in a directory that does not exist, creating nothing (a typo must not start a new store)', async () => {
     const nested = join(dir, 'a', 'b', 'c.db')
-    const adapter = await openBroker(`sqlite://${nested}`)
-    await adapter.close()
-    assert.ok(existsSync(nested))
+    await assert.rejects(openBroker(`sqlite://${nested}`), (error: unknown) => {
+      assert.ok(error instanceof BqError)
+      assert.equal(error.exitCode, ExitCode.connection)
+      assert.match(error.message, /does not exist/)
+      return true
+    })
+    assert.equal(existsSync(join(dir, 'a')), false)
+  })
+
+  it('creates the default store and its directories on first use', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'bq-xdg-'))
+    const saved = process.env.XDG_DATA_HOME
+    process.env.XDG_DATA_HOME = home
+    try {
+      const adapter = await openBroker(`sqlite://${join(home, 'bq', 'queues.db')}`)
+      await adapter.close()
+      assert.ok(existsSync(join(home, 'bq', 'queues.db')))
+    } finally {
+      if (saved === undefined) delete process.env.XDG_DATA_HOME
+      else process.env.XDG_DATA_HOME = saved
+      rmSync(home, {recursive: true, force: true})
+    }
   })
 
   it('reports an unopenable file as a connection error with the URL', async () => {

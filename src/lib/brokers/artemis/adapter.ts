@@ -22,7 +22,7 @@
  * - after max-delivery-attempts (default 10) a message moves to the address's dead-letter
  *   address (`DLQ`), annotated with `x-opt-ORIG-ADDRESS`/`x-opt-ORIG-QUEUE`.
  */
-import {BqError, UsageError} from '../../errors.js'
+import {BqError, QueueNotFoundError, UsageError} from '../../errors.js'
 import type {BrokerAdapter, BrokerMessage, BrowseOptions, Capabilities, DrainOptions, DrainSession, OutgoingMessage} from '../adapter.js'
 import {AdapterBase} from '../shared/adapter-base.js'
 import {EmptyDrainSession} from '../shared/drain-guard.js'
@@ -37,6 +37,8 @@ import {parseArtemisUrl, type ArtemisTarget} from './url.js'
 import {checkBrowse} from '../shared/check-arguments.js'
 
 export const ARTEMIS_CAPABILITIES: Capabilities = {
+  // Queues (topics, entities) exist apart from their messages: reading a missing one is an error.
+  queuesExist: true,
   truePeek: true,
   headers: true,
   delay: true,
@@ -97,7 +99,7 @@ class ArtemisAdapter extends AdapterBase<ArtemisDrainSession> {
     if (limit === 0) return []
     // Opening a browser on an unknown name would auto-create the queue: look first (a cursor
     // still open on it has looked already).
-    if (!this.canContinue(queue, offset) && (await this.stats(queue))?.exists === false) return []
+    if (!this.canContinue(queue, offset) && (await this.stats(queue))?.exists === false) throw this.notFound(queue)
     const cursor = await this.cursorAt(queue, offset)
     if (cursor === undefined) return []
     const page = await cursor.read(limit)
@@ -108,7 +110,8 @@ class ArtemisAdapter extends AdapterBase<ArtemisDrainSession> {
     this.check(queue, `count ${queue}`)
     const stats = await this.stats(queue)
     if (stats === undefined) return this.countByBrowsing(queue)
-    return stats.exists ? stats.ready : 0
+    if (!stats.exists) throw this.notFound(queue)
+    return stats.ready
   }
 
   async drain(queue: string, options: DrainOptions = {}): Promise<DrainSession> {
@@ -116,7 +119,7 @@ class ArtemisAdapter extends AdapterBase<ArtemisDrainSession> {
     const max = options.max ?? 0
     if (!Number.isSafeInteger(max) || max < 0) throw new UsageError(`drain max must be a non-negative integer, got ${max}`)
     const stats = await this.stats(queue)
-    if (stats?.exists === false) return new EmptyDrainSession(`Artemis drain of "${queue}"`)
+    if (stats?.exists === false) throw this.notFound(queue)
     // The drain takes no more than what was ready when it started.
     const ready = stats === undefined ? await this.countByBrowsing(queue) : stats.ready
     const limit = max > 0 ? Math.min(max, ready) : ready
@@ -145,6 +148,15 @@ class ArtemisAdapter extends AdapterBase<ArtemisDrainSession> {
     const management = await this.management?.catch(() => undefined)
     await management?.close().catch(() => undefined)
     await this.connection.close()
+  }
+
+  /**
+   * An Artemis queue exists apart from its messages: reading one that does not exist is an error,
+   * not an empty queue. Only management can tell (a browser would auto-create the queue), so
+   * without management permission a missing queue still reads as empty.
+   */
+  private notFound(queue: string): QueueNotFoundError {
+    return new QueueNotFoundError(`queue "${queue}" does not exist on ${this.displayUrl}`)
   }
 
   // ── counting ──────────────────────────────────────────────────────────────────────────────

@@ -12,7 +12,7 @@
  * inspect and dry runs all read this same view, in partition order then offset order.
  * `BrowseOptions.from` reads the log itself instead, whatever the redrive group has done.
  */
-import {UsageError} from '../../errors.js'
+import {QueueNotFoundError, UsageError} from '../../errors.js'
 import type {BrokerAdapter, BrokerMessage, BrowseFrom, BrowseOptions, Capabilities, DrainOptions, DrainSession, OutgoingMessage, RelatedQueue} from '../adapter.js'
 import {kafkaBinding} from './binding.js'
 import {KafkaDrainSession, type DrainPartition} from './drain.js'
@@ -25,6 +25,8 @@ import {AdapterBase} from '../shared/adapter-base.js'
 import {checkBrowse, checkQueue} from '../shared/check-arguments.js'
 
 export const KAFKA_CAPABILITIES: Capabilities = {
+  // Queues (topics, entities) exist apart from their messages: reading a missing one is an error.
+  queuesExist: true,
   // Reading fetches by offset and commits nothing: no group, no offsets, no flags change.
   truePeek: true,
   headers: true,
@@ -102,8 +104,7 @@ export class KafkaAdapter extends AdapterBase<KafkaDrainSession> {
     const topic = this.topic(queue)
     const {limit, offset} = checkBrowse(options)
     if (limit === 0) return []
-    const view = await this.view(topic)
-    if (view === undefined) return []
+    const view = await this.existingView(topic)
     if (options.from !== undefined) {
       // The log itself from a position: a different view, so it gets its own start.
       const starts = await this.logStarts(topic, view, options.from)
@@ -137,8 +138,7 @@ export class KafkaAdapter extends AdapterBase<KafkaDrainSession> {
    */
   async count(queue: string): Promise<number> {
     const topic = this.topic(queue)
-    const view = await this.view(topic)
-    if (view === undefined) return 0
+    const view = await this.existingView(topic)
     const session = [...this.sessions].find((open) => open.topic === topic)
     if (session !== undefined) return session.waitingNow(view.marks)
     let total = 0
@@ -150,16 +150,16 @@ export class KafkaAdapter extends AdapterBase<KafkaDrainSession> {
     const topic = this.topic(queue)
     const max = options.max ?? 0
     if (!Number.isSafeInteger(max) || max < 0) throw new UsageError(`drain max must be a non-negative integer, got ${max}`)
-    const view = await this.view(topic)
+    const view = await this.existingView(topic)
     const partitions: DrainPartition[] = []
-    for (const layout of view?.layout ?? []) {
-      const progress = view!.progress.get(layout.partition)!
+    for (const layout of view.layout) {
+      const progress = view.progress.get(layout.partition)!
       const part: DrainPartition = {
-        reader: new PartitionReader(this.client, topic, layout, progress.committed, view!.marks.get(layout.partition)!.high, () => part.progress, DRAIN_FETCH_BYTES),
+        reader: new PartitionReader(this.client, topic, layout, progress.committed, view.marks.get(layout.partition)!.high, () => part.progress, DRAIN_FETCH_BYTES),
         progress,
         inFlight: new Map(),
         released: 0,
-        committed: view!.committed.get(layout.partition) ?? {offset: -1, metadata: ''},
+        committed: view.committed.get(layout.partition) ?? {offset: -1, metadata: ''},
       }
       partitions.push(part)
     }
@@ -229,6 +229,13 @@ export class KafkaAdapter extends AdapterBase<KafkaDrainSession> {
   private reader(topic: string, layout: PartitionLayout, view: TopicView, fetchBytes: number): PartitionReader {
     const progress = view.progress.get(layout.partition)!
     return new PartitionReader(this.client, topic, layout, progress.committed, view.marks.get(layout.partition)!.high, () => progress, fetchBytes)
+  }
+
+  /** The view of a topic that exists: a Kafka topic exists apart from its records, so a missing one is an error, not an empty queue. */
+  private async existingView(topic: string): Promise<TopicView> {
+    const view = await this.view(topic)
+    if (view === undefined) throw new QueueNotFoundError(`topic ${topic} does not exist on ${this.displayUrl}`)
+    return view
   }
 
   /** The topic's layout, watermarks and redrive progress; undefined when the topic does not exist. */

@@ -19,10 +19,9 @@
  *   (pulsar-read.ts). Messages whose delivery is delayed (bq-delay) are not counted or shown.
  * - drain: that subscription, Exclusive by default, through the consumer endpoint (pulsar-drain.ts).
  */
-import {BqError, UsageError} from '../../errors.js'
+import {BqError, QueueNotFoundError, UsageError} from '../../errors.js'
 import type {BrokerAdapter, BrokerMessage, BrowseOptions, Capabilities, DrainOptions, DrainSession, OutgoingMessage} from '../adapter.js'
 import {AdapterBase} from '../shared/adapter-base.js'
-import {EmptyDrainSession} from '../shared/drain-guard.js'
 import {pulsarBinding} from './binding.js'
 import {PulsarAdmin} from './admin.js'
 import {PulsarDrainSession} from './drain.js'
@@ -33,6 +32,8 @@ import {ConsumerBusyError, Inbox} from './websocket.js'
 import {checkBrowse} from '../shared/check-arguments.js'
 
 const CAPABILITIES: Capabilities = {
+  // Queues (topics, entities) exist apart from their messages: reading a missing one is an error.
+  queuesExist: true,
   // A reader is a non-durable cursor: looking changes no backlog, cursor or redelivery count.
   truePeek: true,
   headers: true,
@@ -112,7 +113,8 @@ class PulsarAdapter extends AdapterBase<PulsarDrainSession> {
     } else {
       await this.dropCursor()
       const view = await takeView(this.admin, topic, this.target.subscription)
-      if (view === undefined || view.entries === 0) return []
+      if (view === undefined) throw this.notFound(topic)
+      if (view.entries === 0) return []
       reader = await ViewReader.open(this.target, this.displayUrl, topic, view, this.options.readIdleMs)
     }
     const found: BrokerMessage[] = []
@@ -140,7 +142,8 @@ class PulsarAdapter extends AdapterBase<PulsarDrainSession> {
   async count(queue: string): Promise<number> {
     const topic = this.topic(queue, `count ${queue}`)
     const view = await takeView(this.admin, topic, this.target.subscription)
-    if (view === undefined || view.entries === 0) return 0
+    if (view === undefined) throw this.notFound(topic)
+    if (view.entries === 0) return 0
     let total = view.entries
     if (view.entries <= COUNT_SCAN_LIMIT) {
       // Small enough to count exactly: delayed messages that are not due yet are left out.
@@ -164,8 +167,8 @@ class PulsarAdapter extends AdapterBase<PulsarDrainSession> {
     const max = options.max ?? 0
     if (!Number.isSafeInteger(max) || max < 0) throw new UsageError(`drain max must be a non-negative integer, got ${max}`)
     await this.dropCursor(topic)
-    // An unknown topic drains as empty, and is not created by looking at it.
-    if ((await this.admin.internalStats(topic)) === undefined) return new EmptyDrainSession(`Pulsar drain of "${topic.local}"`)
+    // An unknown topic is an error, and is not created by looking at it.
+    if ((await this.admin.internalStats(topic)) === undefined) throw this.notFound(topic)
     const {subscription} = this.target
     // Created at the earliest position: the drain then sees what browse showed before it existed.
     await this.admin.createSubscription(topic, subscription, 'earliest')
@@ -233,6 +236,11 @@ class PulsarAdapter extends AdapterBase<PulsarDrainSession> {
     if (cursor === undefined || (topic !== undefined && cursor.topic !== topic.full)) return
     this.cursor = undefined
     await cursor.reader.close()
+  }
+
+  /** A Pulsar topic exists apart from its messages: reading one that does not exist is an error, not an empty queue. */
+  private notFound(topic: Topic): QueueNotFoundError {
+    return new QueueNotFoundError(`topic ${topic.full} does not exist on ${this.displayUrl}`)
   }
 
   /** The topic `queue` names, once the call (`what`) is allowed. */

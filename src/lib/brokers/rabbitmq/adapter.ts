@@ -11,8 +11,8 @@ import type {ChannelModel, ConfirmChannel, ConsumeMessage, Options} from 'amqpli
 import {rabbitPublishOptions} from './binding.js'
 import {BYPASS_MARKER_VALUE} from '../shared/native-values.js'
 import {REPLAY_BYPASS_HEADER} from '../../envelope/fields.js'
-import {BqError, ConnectionError, UsageError, describeError} from '../../errors.js'
-import type {BrokerAdapter, BrokerMessage, BrowseOptions, Capabilities, DrainOptions, DrainSession, OutgoingMessage} from '../adapter.js'
+import {BqError, ConnectionError, QueueNotFoundError, UsageError, describeError} from '../../errors.js'
+import type {BrokerAdapter, BrokerMessage, BrowseOptions, Capabilities, DeliveryCost, DrainOptions, DrainSession, OutgoingMessage} from '../adapter.js'
 import {rabbitmqBinding} from './binding.js'
 import {RabbitDrainSession, type DrainTuning} from './drain.js'
 import {probeQueue, type QueueFacts} from './probe.js'
@@ -23,6 +23,7 @@ import {
   amqpCode,
   brokerReason,
   checkQueueName,
+  closeConnection,
   closeQuietly,
   connectRabbit,
   onceAny,
@@ -47,6 +48,8 @@ export const RABBIT_CAPABILITIES: Capabilities = {
   // Classic queues keep order and put returned messages back in place. (Quorum queues, which
   // browse refuses, return released messages ahead of the rest with x-delivery-count raised.)
   ordered: true,
+  // A queue is declared (publish declares a missing one); reading one that is not there is an error.
+  queuesExist: true,
   // The broker requeues un-acked messages when the connection closes.
   afterCrash: 'broker-returns',
 }
@@ -106,7 +109,7 @@ export class RabbitAdapter extends AdapterBase<RabbitDrainSession> {
     const offset = Math.floor(options.offset ?? 0)
     if (!(limit >= 0) || !(offset >= 0)) throw new UsageError(`browse needs a non-negative limit and offset, got limit=${options.limit} offset=${options.offset}`)
     const ready = await this.readyCount(queue)
-    if (ready === undefined) return []
+    if (ready === undefined) throw this.notFound(queue)
     await this.requireClassic(queue, 'browse')
     // Only as many as are there: never wait for messages that do not exist.
     const want = Math.min(offset + limit, ready)
@@ -116,39 +119,60 @@ export class RabbitAdapter extends AdapterBase<RabbitDrainSession> {
 
   async count(queue: string): Promise<number> {
     checkQueueName(queue)
-    return (await this.readyCount(queue)) ?? 0
+    const ready = await this.readyCount(queue)
+    if (ready === undefined) throw this.notFound(queue)
+    return ready
+  }
+
+  /**
+   * A quorum queue counts every message handed back (x-delivery-count) and, with a delivery limit
+   * (x-delivery-limit or a policy; RabbitMQ 4 sets 20 by default), drops or dead-letters it
+   * past the limit. AMQP 0-9-1 cannot read that limit (a re-declare does not compare it, and
+   * policies are not visible), so every quorum queue is treated as counting. Classic queues only
+   * flag a returned message `redelivered`; streams are never drained.
+   */
+  async readsCostDeliveries(queue: string): Promise<DeliveryCost | undefined> {
+    checkQueueName(queue)
+    if ((await this.readyCount(queue)) === undefined) throw this.notFound(queue)
+    let facts: QueueFacts | undefined
+    try {
+      facts = await this.queueFacts(queue)
+    } catch (error) {
+      throw this.mapError(`inspect queue "${queue}"`, error)
+    }
+    if (facts?.type !== 'quorum') return undefined
+    return {
+      queue: `RabbitMQ quorum queue "${queue}"`,
+      cost: 'raises its x-delivery-count by one, toward any delivery limit the queue has (past it the broker drops or dead-letters the message)',
+      alternative: 'to look at its messages first, move them to a classic queue (e.g. with a shovel) and triage that',
+    }
   }
 
   async drain(queue: string, options: DrainOptions = {}): Promise<DrainSession> {
     this.check(queue, `drain "${queue}"`)
     const connection = await connectRabbit(this.url, this.displayUrl, `drain ${queue}`)
     try {
-      let channel = await quietChannel(connection)
+      const channel = await quietChannel(connection)
       let ready: number
-      let exists = true
       try {
         ready = (await channel.checkQueue(queue)).messageCount
       } catch (error) {
-        if (amqpCode(error) !== AMQP_NOT_FOUND) throw error
-        ready = 0 // A queue that does not exist drains as empty.
-        exists = false
-        channel = await quietChannel(connection)
+        if (amqpCode(error) === AMQP_NOT_FOUND) throw this.notFound(queue)
+        throw error
       }
       // Probed even when it reports 0 ready: a stream always does.
-      if (exists) {
-        const facts = await this.queueFacts(queue, connection)
-        if (facts?.type === 'stream') {
-          throw new BqError(`RabbitMQ queue "${queue}" is a stream: consuming a stream does not remove messages, so bq cannot drain (redrive) it`, {code: 'unsupported-queue'})
-        }
-        if (facts === undefined || (facts.type !== 'classic' && facts.type !== 'quorum')) {
-          throw new BqError(`bq could not determine the type of RabbitMQ queue "${queue}"${facts ? ` (${facts.type})` : ''}, so it does not drain it: only classic and quorum queues hand back released messages safely`, {code: 'unsupported-queue'})
-        }
+      const facts = await this.queueFacts(queue, connection)
+      if (facts?.type === 'stream') {
+        throw new BqError(`RabbitMQ queue "${queue}" is a stream: consuming a stream does not remove messages, so bq cannot drain (redrive) it`, {code: 'unsupported-queue'})
+      }
+      if (facts === undefined || (facts.type !== 'classic' && facts.type !== 'quorum')) {
+        throw new BqError(`bq could not determine the type of RabbitMQ queue "${queue}"${facts ? ` (${facts.type})` : ''}, so it does not drain it: only classic and quorum queues hand back released messages safely`, {code: 'unsupported-queue'})
       }
       const max = options.max !== undefined && options.max > 0 ? Math.floor(options.max) : 0
       const limit = max > 0 ? Math.min(max, ready) : ready
-      return this.track((untrack) => new RabbitDrainSession(connection, channel, queue, this.displayUrl, limit, this.options.drain, untrack))
+      return this.track((untrack) => new RabbitDrainSession(connection, channel, queue, this.displayUrl, limit, this.options.drain, untrack, facts.type === 'quorum'))
     } catch (error) {
-      await connection.close().catch(() => undefined)
+      await closeConnection(connection)
       throw this.mapError(`drain "${queue}"`, error)
     }
   }
@@ -160,11 +184,8 @@ export class RabbitAdapter extends AdapterBase<RabbitDrainSession> {
     await closeQuietly(this.opsChannel)
     this.confirmChannel = undefined
     this.opsChannel = undefined
-    try {
-      await this.connection.close()
-    } catch {
-      // Already closed (lost, or closed twice).
-    }
+    // Never waits on a broker that is gone (see closeConnection).
+    await closeConnection(this.connection)
   }
 
   /** The queue type as probed (cached: a queue's type cannot change without deleting it). */
@@ -423,6 +444,18 @@ export class RabbitAdapter extends AdapterBase<RabbitDrainSession> {
   protected override check(queue: string, what: string): void {
     checkQueueName(queue)
     this.assertOpen(what)
+  }
+
+  /** A queue that is not there: one line, exit 1 (`queue-not-found`); publish declares instead. */
+  private notFound(queue: string): QueueNotFoundError {
+    let vhost = this.url.pathname.replace(/^\//, '')
+    try {
+      vhost = decodeURIComponent(vhost)
+    } catch {
+      // Shown as written.
+    }
+    vhost ||= '/'
+    return new QueueNotFoundError(`queue "${queue}" does not exist on ${this.displayUrl} (virtual host "${vhost}")`)
   }
 
   /** Every failure leaves as one BqError line; a dead connection is a ConnectionError (exit 4). */

@@ -13,21 +13,46 @@
  * applies a per-consumer `basic.qos` only to consumers started after it (measured on 3.10: raising
  * it leaves a running consumer's window unchanged), and a channel-wide ("global") prefetch is
  * refused by quorum queues. So when the current consumer's window is used up, the session cancels
- * it (its un-acked messages stay un-acked on the channel and can still be acked) and starts a
- * fresh consumer with a fresh window. A released message costs the session only a count (the
- * requeue at close is one `nack` of everything un-acked); it keeps no body of its own beyond the
- * current window and the batch the caller holds.
+ * it (its un-acked messages stay un-acked and can still be acked) and starts a fresh consumer with
+ * a fresh window. A released message costs the session only a count (the requeue at close is one
+ * `nack` of everything un-acked per channel); it keeps no body of its own beyond the current
+ * window and the batch the caller holds.
+ *
+ * One channel per window ("generation"). RabbitMQ keeps a channel's un-acked deliveries in one
+ * queue and finds the delivery a `basic.ack` names by scanning it from the oldest (rabbit_channel
+ * collect_acks, 3.10): with the held (released) messages of a whole run on one channel, every ack
+ * scanned past all of them, and a filtered redrive that left 50,000 behind took minutes (quadratic;
+ * bench/rabbitmq/). So each generation consumes on a channel of its own: an ack scans at most its
+ * own generation's window, and a channel whose deliveries are all acked is reused or closed.
+ * Channels are bounded (MAX_CHANNELS, and the broker's channel_max): once many are held open, new
+ * generations take wider windows so the rest of the bound still fits, and with the budget spent a
+ * generation shares the previous one's channel (an ack there scans that channel's held messages
+ * too, which the widened windows keep few in number) instead of opening one past the bound. A
+ * channel closes only once no delivery on it is un-acked.
  *
  * Bound. The drain stops after the messages present when it started (or `max`). Each consumer's
  * prefetch is chosen so the broker can never deliver more than that bound, and an ack that would
  * reopen the window past it cancels the consumer first; so no message beyond the bound is taken
  * and later handed back with a changed `redelivered` flag (or, on a quorum queue, a raised count).
+ *
+ * Cancel only a consumer with nothing in flight (quorum queues). A quorum queue grants a consumer
+ * its deliveries asynchronously: one granted just before a `basic.cancel` but reaching the channel
+ * after it is not passed to the client, and the queue takes it back as a return, raising its
+ * x-delivery-count; it then comes back in the same run and costs a second delivery when the run
+ * releases it (measured on 3.10: with a delivery limit of 2, a third selective redrive dead-lettered
+ * a message it never examined). So a consumer is replaced only once its window is full (nothing can
+ * be in flight), never merely because a later call wants a wider window; and before the cancel an
+ * ack needs at the bound, the session lets what the queue already granted arrive. Classic queues
+ * send every delivery ahead of cancel-ok on the same channel, so they need no wait.
+ *
+ * A lost connection or channel fails every pending and later call at once (a ConnectionError when
+ * the connection went), and close() never waits on a broker that is gone.
  */
 import type {Channel, ChannelModel, ConsumeMessage} from 'amqplib'
 
 import {BqError, ConnectionError, describeError} from '../../errors.js'
 import type {DrainSession, ReservedMessage} from '../adapter.js'
-import {brokerReason, closeQuietly, toBrokerMessage, waitUntilReady} from './support.js'
+import {brokerReason, closeConnection, closeQuietly, quietChannel, toBrokerMessage, waitUntilReady} from './support.js'
 import {DrainGuard} from '../shared/drain-guard.js'
 import {SerialLock} from '../shared/serial-lock.js'
 import {WakeSignal} from '../shared/wake-signal.js'
@@ -39,6 +64,8 @@ export interface DrainTuning {
   idleCheckMs?: number
   /** How long the queue may report ready messages that never arrive before the drain ends. */
   maxIdleMs?: number
+  /** The most consumer channels held open at once (tests); default MAX_CHANNELS. */
+  maxChannels?: number
 }
 
 /**
@@ -48,9 +75,18 @@ export interface DrainTuning {
  */
 const DEFAULT_WINDOW = 1000
 const MAX_PREFETCH = 65_535
+/**
+ * Consumer channels one session holds open at most: 1000 windows of 1000 held messages each
+ * before windows widen. RabbitMQ's default channel_max is 2047 per connection.
+ */
+const MAX_CHANNELS = 1000
+
+type WatchedChannel = Channel & {bqClosedBecause?: string; bqClosed?: boolean; bqRetiring?: boolean}
 
 interface Generation {
   id: number
+  /** The channel this generation's consumer runs on (its deliveries are acked there). */
+  channel: WatchedChannel
   tag?: string
   prefetch: number
   delivered: number
@@ -60,23 +96,25 @@ interface Generation {
 
 interface Handle {
   session: RabbitDrainSession
-  tag: number
+  /** Session-wide sequence number (delivery tags are per channel). */
+  seq: number
   generation: Generation
   message: ConsumeMessage
 }
-
-type WatchedChannel = Channel & {bqClosedBecause?: string; bqClosed?: boolean}
 
 export class RabbitDrainSession implements DrainSession {
   private readonly window: number
   private readonly idleCheckMs: number
   private readonly maxIdleMs: number
+  private readonly maxChannels: number
   private readonly lock = new SerialLock()
   /** Delivered, not yet handed out. At most one window's worth. */
   private buffer: Array<{message: ConsumeMessage; generation: Generation}> = []
   private bufferHead = 0
   /** Handed out by next(), neither acked nor released yet. */
   private readonly outstanding = new Map<number, Handle>()
+  /** Consumer channels open: the generation consuming on each now, and its deliveries not yet acked (released ones included). */
+  private readonly channels = new Map<WatchedChannel, {owner: Generation; held: number}>()
   private deliveredTotal = 0
   private ackedTotal = 0
   private handedTotal = 0
@@ -91,26 +129,25 @@ export class RabbitDrainSession implements DrainSession {
 
   constructor(
     private readonly connection: ChannelModel,
-    private readonly channel: WatchedChannel,
+    /** The channel the session asks queue-level questions on (counts at close). */
+    private readonly control: WatchedChannel,
     private readonly queue: string,
     private readonly displayUrl: string,
     /** Messages this session may take in all. */
     private readonly limit: number,
     tuning: DrainTuning = {},
     private readonly onClosed?: () => void,
+    /** A quorum queue: deliveries in flight at a cancel are returned (see the file comment). */
+    private readonly quorum = false,
   ) {
     this.guard = new DrainGuard(this, `RabbitMQ drain of "${queue}"`)
     this.window = Math.max(1, Math.min(tuning.window ?? DEFAULT_WINDOW, MAX_PREFETCH))
     this.idleCheckMs = tuning.idleCheckMs ?? 250
     this.maxIdleMs = tuning.maxIdleMs ?? 10_000
-    channel.on('close', () => {
-      if (this.guard.isClosed) return
-      const closed = () => new BqError(`RabbitMQ closed the drain channel of queue "${queue}"${channel.bqClosedBecause ? `: ${channel.bqClosedBecause}` : ''}; its un-acked messages went back to the queue`, {code: 'channel-closed'})
-      if (channel.bqClosedBecause !== undefined) this.fail(closed())
-      // Closed without a channel error: the connection went, and its 'close' (emitted right after
-      // the channels') says why; fall back to the channel message only if it does not come.
-      else setImmediate(() => this.guard.failure === undefined && !this.guard.isClosed && this.fail(closed()))
-    })
+    const channelMax = Number((connection as unknown as {connection?: {channelMax?: number}}).connection?.channelMax ?? 0)
+    // The control channel and the adapter-independent headroom come off the broker's limit.
+    this.maxChannels = Math.max(1, Math.min(tuning.maxChannels ?? MAX_CHANNELS, channelMax > 0 ? channelMax - 2 : Infinity))
+    this.watch(control)
     connection.on('close', (error?: unknown) => {
       if (this.guard.isClosed) return
       this.fail(new ConnectionError(`the RabbitMQ connection to ${displayUrl} was lost during the drain of "${queue}"${error ? ` (${brokerReason(error)})` : ''}; the broker returns its un-acked messages to the queue`, error))
@@ -125,6 +162,11 @@ export class RabbitDrainSession implements DrainSession {
   /** Released so far (they return to the queue at close). */
   get released(): number {
     return this.releasedCount
+  }
+
+  /** Consumer channels open now (tests). */
+  get openChannels(): number {
+    return this.channels.size
   }
 
   async next(max: number): Promise<ReservedMessage[]> {
@@ -142,10 +184,11 @@ export class RabbitDrainSession implements DrainSession {
       let idleSince = Date.now()
       while (this.buffered() < want && !this.exhausted && this.deliveredTotal < this.limit) {
         const generation = this.active
+        // A consumer started with a small first read-ahead is replaced by a full-window one only
+        // once its window is full: cancelling one that has deliveries in flight strands them on a
+        // quorum queue (see the file comment); the wait is one delivery.
         const stalled = generation === undefined || generation.cancelled || generation.delivered - generation.acked >= generation.prefetch
-        // A consumer started with a small first read-ahead is replaced by a full-window one.
-        const undersized = generation !== undefined && !stalled && generation.prefetch < this.readAhead && this.deliveredTotal - generation.delivered + generation.acked + generation.prefetch < this.limit
-        if (stalled || undersized) {
+        if (stalled) {
           // A full window (released messages stay un-acked and fill it) must not shorten the
           // batch: a fresh consumer continues. Buffered messages stay below want + window.
           await this.startGeneration()
@@ -160,11 +203,11 @@ export class RabbitDrainSession implements DrainSession {
           continue
         }
         if (this.buffered() > 0) break
-        // Nothing came for a while: ask the broker on this channel whether anything is ready.
-        const ready = await this.readyOnChannel()
+        // Nothing came for a while: ask the broker on the consumer's channel whether anything is ready.
+        const ready = await this.readyOn(generation.channel)
         // The queue answers that query ahead of its pending work, so deliveries it made just
         // before may still be queued in the channel; a channel-local round trip lets them out.
-        await this.settle()
+        await this.settle(generation.channel)
         if (this.deliveredTotal > before) continue
         if (ready === 0 || Date.now() - idleSince >= this.maxIdleMs) this.exhausted = true
       }
@@ -172,10 +215,10 @@ export class RabbitDrainSession implements DrainSession {
       while (batch.length < want && this.buffered() > 0) {
         const {message, generation} = this.buffer[this.bufferHead]
         this.buffer[this.bufferHead++] = undefined as never
-        const handle: Handle = {session: this, tag: message.fields.deliveryTag, generation, message}
-        this.outstanding.set(handle.tag, handle)
-        this.handedTotal++
-        batch.push({...toBrokerMessage(message, String(message.fields.deliveryTag)), handle})
+        const seq = this.handedTotal++
+        const handle: Handle = {session: this, seq, generation, message}
+        this.outstanding.set(seq, handle)
+        batch.push({...toBrokerMessage(message, String(seq)), handle})
       }
       if (this.bufferHead > 1024 && this.bufferHead * 2 > this.buffer.length) {
         this.buffer = this.buffer.slice(this.bufferHead)
@@ -196,16 +239,32 @@ export class RabbitDrainSession implements DrainSession {
       if (active !== undefined && !active.cancelled) {
         const freed = handles.filter((handle) => handle.generation === active).length
         const deliveredBefore = this.deliveredTotal - active.delivered
-        if (freed > 0 && deliveredBefore + active.acked + freed + active.prefetch > this.limit) await this.stopConsuming()
+        if (freed > 0 && deliveredBefore + active.acked + freed + active.prefetch > this.limit) {
+          await this.awaitGranted(active)
+          await this.stopConsuming()
+        }
       }
+      const touched = new Set<Generation>()
       for (const handle of handles) {
-        this.channel.ack(handle.message)
+        try {
+          handle.generation.channel.ack(handle.message)
+        } catch (error) {
+          // amqplib refuses at once on a closed channel: the broker returns the message itself.
+          throw this.guard.failure ?? this.wrap('acknowledge', error, handle.generation.channel)
+        }
         handle.generation.acked++
         this.ackedTotal++
-        this.outstanding.delete(handle.tag)
+        const slot = this.channels.get(handle.generation.channel)
+        if (slot) slot.held--
+        this.outstanding.delete(handle.seq)
+        touched.add(handle.generation)
       }
       // Resolve only once the broker applied the acks, not when they sit in a socket buffer.
-      await this.barrier()
+      for (const generation of touched) await this.barrier(generation.channel)
+      // A finished window whose every delivery is acked holds nothing: free its channel.
+      for (const generation of touched) {
+        if (generation !== this.active && generation.cancelled) await this.retire(generation.channel)
+      }
     })
   }
 
@@ -214,9 +273,9 @@ export class RabbitDrainSession implements DrainSession {
     return this.lock.run(async () => {
       const handles = this.own(messages, 'release')
       // Nothing to tell the broker: the message stays un-acked (so it is not delivered again in
-      // this run) and goes back to the queue when the channel closes.
+      // this run) and goes back to the queue when its channel closes.
       for (const handle of handles) {
-        this.outstanding.delete(handle.tag)
+        this.outstanding.delete(handle.seq)
         this.releasedCount++
       }
     })
@@ -227,25 +286,28 @@ export class RabbitDrainSession implements DrainSession {
       this.onClosed?.()
       this.arrivals.wake()
       await this.lock.run(async () => {
-        if (!this.channel.bqClosed) {
+        const lost = this.guard.failure instanceof ConnectionError
+        if (!lost && !this.control.bqClosed) {
           try {
             await this.stopConsuming()
             // Requeue explicitly, then close: a classic queue puts every un-acked message back at
             // its original position. (Closing alone would do the same; this keeps it deterministic.)
             const returning = this.deliveredTotal - this.ackedTotal
-            const readyBefore = (await this.channel.checkQueue(this.queue)).messageCount
-            this.channel.nackAll(true)
-            if (returning > 0) await waitUntilReady(this.channel, this.queue, readyBefore + returning)
+            const readyBefore = (await this.control.checkQueue(this.queue)).messageCount
+            for (const channel of this.channels.keys()) if (!channel.bqClosed) channel.nackAll(true)
+            if (returning > 0) await waitUntilReady(this.control, this.queue, readyBefore + returning)
           } catch {
             // The channel or connection is going away: the broker requeues un-acked messages itself.
           }
-          await closeQuietly(this.channel)
         }
-        try {
-          await this.connection.close()
-        } catch {
-          // Already closed.
+        for (const channel of this.channels.keys()) {
+          channel.bqRetiring = true
+          await closeQuietly(channel)
         }
+        this.channels.clear()
+        this.control.bqRetiring = true
+        await closeQuietly(this.control)
+        await closeConnection(this.connection)
       })
     })
   }
@@ -253,19 +315,44 @@ export class RabbitDrainSession implements DrainSession {
   /** Starts consuming with a fresh window sized to what the bound still allows. */
   private async startGeneration(): Promise<void> {
     await this.stopConsuming()
-    const prefetch = Math.min(this.readAhead, this.limit - this.deliveredTotal, MAX_PREFETCH)
+    const remaining = this.limit - this.deliveredTotal
+    const previous = this.active
+    // A channel with nothing un-acked on it can carry the next consumer; otherwise a new one.
+    let reuse: WatchedChannel | undefined
+    for (const [channel, slot] of this.channels) {
+      if (slot.held === 0 && !channel.bqClosed) {
+        reuse = channel
+        if (channel === previous?.channel) break
+      }
+    }
+    // Keep within the channel budget: the channels left must be able to hold what remains.
+    const channelsLeft = this.maxChannels - this.channels.size + (reuse ? 1 : 0)
+    // With the budget spent, share the previous generation's channel rather than open one more.
+    if (reuse === undefined && channelsLeft <= 0 && previous !== undefined && !previous.channel.bqClosed) reuse = previous.channel
+    const floor = this.nextGeneration === 1 ? 0 : Math.ceil(remaining / Math.max(1, channelsLeft))
+    const prefetch = Math.min(Math.max(this.readAhead, floor), remaining, MAX_PREFETCH)
     if (prefetch <= 0) {
       this.exhausted = true
       return
     }
-    const generation: Generation = {id: this.nextGeneration++, prefetch, delivered: 0, acked: 0, cancelled: false}
+    let channel: WatchedChannel
+    try {
+      channel = reuse ?? (await quietChannel(this.connection))
+    } catch (error) {
+      throw this.guard.failure ?? this.wrap('open a channel', error)
+    }
+    if (!reuse) this.watch(channel)
+    const generation: Generation = {id: this.nextGeneration++, channel, prefetch, delivered: 0, acked: 0, cancelled: false}
+    const slot = this.channels.get(channel)
+    if (slot) slot.owner = generation
+    else this.channels.set(channel, {owner: generation, held: 0})
     try {
       // Non-global: applies to the consumer started next (quorum queues refuse a global prefetch).
-      await this.channel.prefetch(prefetch, false)
-      const ok = await this.channel.consume(this.queue, (message) => this.onDelivery(generation, message), {noAck: false})
+      await channel.prefetch(prefetch, false)
+      const ok = await channel.consume(this.queue, (message) => this.onDelivery(generation, message), {noAck: false})
       generation.tag = ok.consumerTag
     } catch (error) {
-      throw this.guard.failure ?? this.wrap('start consuming', error)
+      throw this.guard.failure ?? this.wrap('start consuming', error, channel)
     }
     this.active = generation
   }
@@ -279,6 +366,8 @@ export class RabbitDrainSession implements DrainSession {
     }
     generation.delivered++
     this.deliveredTotal++
+    const slot = this.channels.get(generation.channel)
+    if (slot) slot.held++
     this.buffer.push({message, generation})
     this.arrivals.wake()
   }
@@ -288,24 +377,67 @@ export class RabbitDrainSession implements DrainSession {
     const generation = this.active
     if (generation === undefined || generation.cancelled) return
     generation.cancelled = true
-    if (generation.tag === undefined || this.channel.bqClosed) return
+    if (generation.tag === undefined || generation.channel.bqClosed) return
     try {
-      await this.channel.cancel(generation.tag)
+      await generation.channel.cancel(generation.tag)
     } catch (error) {
-      throw this.guard.failure ?? this.wrap('cancel the consumer', error)
+      throw this.guard.failure ?? this.wrap('cancel the consumer', error, generation.channel)
     }
+  }
+
+  /**
+   * Before a quorum consumer is cancelled at the bound: lets the deliveries the queue already
+   * granted it arrive, so the cancel strands none. Its window is full (nothing can be in flight),
+   * or the bound is reached, or the queue has nothing ready and nothing came within a settle round
+   * trip and one idle check. Within the bound throughout: the window was sized for it.
+   */
+  private async awaitGranted(generation: Generation): Promise<void> {
+    if (!this.quorum) return
+    let quietChecks = 0
+    while (generation.delivered - generation.acked < generation.prefetch && this.deliveredTotal < this.limit && !generation.cancelled) {
+      const before = generation.delivered
+      await this.settle(generation.channel)
+      if (generation.delivered > before) continue
+      const ready = await this.readyOn(generation.channel)
+      await this.arrivals.wait(this.idleCheckMs)
+      this.guard.checkOpen('acknowledge messages')
+      if (generation.delivered > before) continue
+      // Nothing ready and nothing arrived: nothing is in flight. Ready but not coming (another
+      // consumer ahead of this one): give up after a few checks; the cancel then strands nothing new.
+      if (ready === 0 || ++quietChecks >= 4) return
+    }
+  }
+
+  /** Closes the channel of a finished generation that holds nothing un-acked. */
+  private async retire(channel: WatchedChannel): Promise<void> {
+    const slot = this.channels.get(channel)
+    if (slot === undefined || slot.held > 0 || slot.owner === this.active) return
+    this.channels.delete(channel)
+    channel.bqRetiring = true
+    await closeQuietly(channel)
+  }
+
+  /** A channel closed by the broker (not by this session) ends the drain. */
+  private watch(channel: WatchedChannel): void {
+    channel.on('close', () => {
+      if (this.guard.isClosed || channel.bqRetiring) return
+      const closed = () => new BqError(`RabbitMQ closed a drain channel of queue "${this.queue}"${channel.bqClosedBecause ? `: ${channel.bqClosedBecause}` : ''}; its un-acked messages went back to the queue`, {code: 'channel-closed'})
+      if (channel.bqClosedBecause !== undefined) this.fail(closed())
+      // Closed without a channel error: the connection went, and its 'close' (emitted right after
+      // the channels') says why; fall back to the channel message only if it does not come.
+      else setImmediate(() => this.guard.failure === undefined && !this.guard.isClosed && this.fail(closed()))
+    })
   }
 
   private buffered(): number {
     return this.buffer.length - this.bufferHead
   }
 
-
-  private async readyOnChannel(): Promise<number> {
+  private async readyOn(channel: WatchedChannel): Promise<number> {
     try {
-      return (await this.channel.checkQueue(this.queue)).messageCount
+      return (await channel.checkQueue(this.queue)).messageCount
     } catch (error) {
-      throw this.guard.failure ?? this.wrap('check the queue', error)
+      throw this.guard.failure ?? this.wrap('check the queue', error, channel)
     }
   }
 
@@ -315,26 +447,26 @@ export class RabbitDrainSession implements DrainSession {
    * resolves. The queue applies them asynchronously; a crash now would at worst return an acked
    * message (a duplicate on the target), never lose one.
    */
-  private async barrier(): Promise<void> {
+  private async barrier(channel: WatchedChannel): Promise<void> {
     try {
-      await this.channel.checkQueue(this.queue)
+      await channel.checkQueue(this.queue)
     } catch (error) {
-      throw this.guard.failure ?? this.wrap('confirm the acknowledgements', error)
+      throw this.guard.failure ?? this.wrap('confirm the acknowledgements', error, channel)
     }
   }
 
   /** basic.qos is answered by the channel itself, after it wrote every delivery queued before. */
-  private async settle(): Promise<void> {
+  private async settle(channel: WatchedChannel): Promise<void> {
     try {
-      await this.channel.prefetch(this.readAhead, false)
+      await channel.prefetch(this.readAhead, false)
     } catch (error) {
-      throw this.guard.failure ?? this.wrap('check the queue', error)
+      throw this.guard.failure ?? this.wrap('check the queue', error, channel)
     }
   }
 
   /** The handles behind messages this session handed out and has not settled. */
   private own(messages: ReservedMessage[], action: string): Handle[] {
-    return this.guard.claim(messages, action, (handle) => this.outstanding.get(handle.tag))
+    return this.guard.claim(messages, action, (handle) => this.outstanding.get(handle.seq))
   }
 
   private fail(error: BqError): void {
@@ -342,8 +474,8 @@ export class RabbitDrainSession implements DrainSession {
     this.arrivals.wake()
   }
 
-  private wrap(action: string, error: unknown): BqError {
-    const reason = this.channel.bqClosedBecause ?? brokerReason(error)
+  private wrap(action: string, error: unknown, channel?: WatchedChannel): BqError {
+    const reason = channel?.bqClosedBecause ?? brokerReason(error)
     return new BqError(`RabbitMQ drain of "${this.queue}" on ${this.displayUrl} could not ${action}: ${reason || describeError(error)}`, {cause: error})
   }
 }

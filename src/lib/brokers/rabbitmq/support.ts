@@ -47,7 +47,8 @@ export async function connectRabbit(url: URL, displayUrl: string, purpose: strin
     connection = await amqp.connect(url.href, {
       noDelay: true,
       timeout: 10_000,
-      clientProperties: {connection_name: `bq ${purpose}`},
+      // The pid tells an operator (and `rabbitmqctl list_connections client_properties`) whose connection it is.
+      clientProperties: {connection_name: `bq ${purpose} (pid ${process.pid})`},
     })
   } catch (error) {
     // amqplib's messages do not echo the password, but scrub it anyway: a URL-encoded or raw
@@ -59,7 +60,50 @@ export async function connectRabbit(url: URL, displayUrl: string, purpose: strin
   // A connection-level failure is also reported by 'close' (with the error), which the owners
   // watch; this listener only keeps an 'error' event from being unhandled.
   connection.on('error', () => undefined)
+  connection.on('close', () => {
+    closedConnections.add(connection)
+  })
   return connection
+}
+
+const closedConnections = new WeakSet<ChannelModel>()
+
+/** The connection has closed (by us, by the broker, or because the socket went). */
+export function isConnectionClosed(connection: ChannelModel): boolean {
+  return closedConnections.has(connection)
+}
+
+/** How long a close may wait for the broker's close-ok before bq stops waiting (the socket is then dropped). */
+const CLOSE_TIMEOUT_MS = 5000
+
+/**
+ * Closes a connection and resolves once it is closed, whatever happens meanwhile. amqplib's own
+ * close() never settles when the socket goes while it waits for close-ok (it drops the callback
+ * when the broker closes the connection first, e.g. `rabbitmqctl close_connection`): so it is
+ * raced with the 'close' event, and after CLOSE_TIMEOUT_MS the socket is destroyed.
+ */
+export async function closeConnection(connection: ChannelModel): Promise<void> {
+  if (isConnectionClosed(connection)) return
+  await settleWithin(connection, connection.close(), () => {
+    ;(connection as unknown as {connection?: {stream?: {destroy?: () => void}}}).connection?.stream?.destroy?.()
+  })
+}
+
+/** Resolves when `closing` settles, when `emitter` emits 'close', or after CLOSE_TIMEOUT_MS (then runs `onTimeout`). */
+function settleWithin(emitter: NodeJS.EventEmitter, closing: Promise<unknown>, onTimeout: () => void): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const done = () => {
+      clearTimeout(timer)
+      emitter.removeListener('close', done)
+      resolve()
+    }
+    const timer = setTimeout(() => {
+      onTimeout()
+      done()
+    }, CLOSE_TIMEOUT_MS)
+    emitter.once('close', done)
+    closing.then(done, done)
+  })
 }
 
 function connectFailureReason(error: unknown): string {
@@ -100,14 +144,20 @@ export function watchChannel(channel: Channel & {bqClosedBecause?: string; bqClo
   })
 }
 
-/** Closes a channel, ignoring that it may be closed already. */
-export async function closeQuietly(channel: Channel | undefined): Promise<void> {
-  if (channel === undefined) return
+/**
+ * Closes a channel, ignoring that it may be closed already. Never hangs: amqplib's close() never
+ * settles when the connection goes while the channel waits for close-ok, so the wait also ends
+ * on the channel's 'close' event (emitted however it closes) and, at the latest, after a bound.
+ */
+export async function closeQuietly(channel: (Channel & {bqClosed?: boolean}) | undefined): Promise<void> {
+  if (channel === undefined || channel.bqClosed) return
+  let closing: Promise<unknown>
   try {
-    await channel.close()
+    closing = channel.close()
   } catch {
-    // Already closed by the broker or with the connection: nothing left to release.
+    return // Already closed by the broker or with the connection: nothing left to release.
   }
+  await settleWithin(channel, closing, () => undefined)
 }
 
 /** A value amqplib decoded from a field table, made JSON-friendly for `bq peek --headers`. */

@@ -20,23 +20,49 @@ const CAPABILITIES: Capabilities = {truePeek: true, headers: false, delay: false
 /** RPUSH commands sent per pipeline round trip (each carries up to SCRIPT_BATCH bodies). */
 const PIPELINE_COMMANDS = 64
 
+/**
+ * How long connecting may take in all (TCP, TLS, AUTH, the ready check, SELECT of the database)
+ * before bq gives up with exit 4: a server that accepts connections and never answers must not
+ * hang a command for good. RabbitMQ's connect bound is the same.
+ */
+export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000
+/**
+ * How long one command (or Lua script, or pipeline of them) may wait for Redis's answer, unless
+ * the URL says `?timeout=SECONDS`. Script calls carry at most 1,000 messages or 8 MiB (one larger
+ * message alone), so a healthy server answers each in well under a second; 30 s leaves room for
+ * a slow link without letting a stalled server hang a run.
+ */
+export const DEFAULT_COMMAND_TIMEOUT_MS = 30_000
+
 export interface RedisAdapterOptions {
   /** How long a drain lock outlives a run that stopped refreshing it (tests shorten it). */
   lockTtlMs?: number
-  /** Connect timeout in ms. */
+  /** Connect timeout in ms (DEFAULT_CONNECT_TIMEOUT_MS). */
   connectTimeoutMs?: number
+  /** Per-command timeout in ms (the URL's `timeout`, else DEFAULT_COMMAND_TIMEOUT_MS). */
+  commandTimeoutMs?: number
   /** The name this connection shows in CLIENT LIST (default `bq`). */
   connectionName?: string
 }
 
+/** ioredis's rejection of a command whose `commandTimeout` ran out. */
+const COMMAND_TIMED_OUT = 'Command timed out'
+
 /** Connects (failing fast with a ConnectionError) and returns the adapter. */
 export async function createRedisAdapter(url: URL, displayUrl: string, options: RedisAdapterOptions = {}): Promise<BrokerAdapter> {
   const target = parseRedisUrl(url, displayUrl)
+  const connectTimeoutMs = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS
+  const commandTimeoutMs = options.commandTimeoutMs ?? target.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS
+  const {db, ...connection} = target.connection
   const client = new Redis({
-    ...target.connection,
+    ...connection,
+    // The database is selected below, explicitly: ioredis's own SELECT reports a bad index only
+    // as an 'error' event and goes on in database 0.
+    db: 0,
     lazyConnect: true,
     connectionName: options.connectionName ?? 'bq',
-    connectTimeout: options.connectTimeoutMs ?? 5000,
+    connectTimeout: connectTimeoutMs,
+    commandTimeout: commandTimeoutMs,
     // A CLI run does not reconnect or replay commands behind the caller's back: a resent RPUSH
     // could duplicate messages. A dropped connection fails the operation; drains are recoverable.
     retryStrategy: () => null,
@@ -48,22 +74,41 @@ export async function createRedisAdapter(url: URL, displayUrl: string, options: 
   client.on('error', (error: unknown) => {
     lastError = error
   })
+  const seconds = (ms: number) => `${Math.round(ms / 100) / 10} s`
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const timedOut = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new ConnectionError(`cannot connect to ${displayUrl}: no answer within ${seconds(connectTimeoutMs)} (is a Redis server listening there?)`)), connectTimeoutMs)
+  })
   try {
-    await client.connect()
+    await Promise.race([
+      (async () => {
+        await client.connect()
+        if (db !== undefined && db !== 0) await client.select(db)
+      })(),
+      timedOut,
+    ])
   } catch (error) {
     client.disconnect()
-    throw new ConnectionError(`cannot connect to ${displayUrl}: ${connectReason(lastError ?? error, target.secrets)}`, lastError ?? error)
+    if (error instanceof BqError) throw error
+    const message = describeError(error)
+    if (/DB index is out of range|invalid DB index/i.test(message)) {
+      throw new UsageError(`database ${db} does not exist on ${displayUrl} (Redis: ${message.replace(/^ERR\s+/, '')})`)
+    }
+    throw new ConnectionError(`cannot connect to ${displayUrl}: ${connectReason(lastError ?? error, target.secrets, connectTimeoutMs)}`, lastError ?? error)
+  } finally {
+    clearTimeout(timer)
   }
-  return new RedisAdapter(client, displayUrl, target.prefix, target.secrets, options.lockTtlMs ?? DEFAULT_LOCK_TTL_MS, target.bypassTtlSeconds)
+  return new RedisAdapter(client, displayUrl, target.prefix, target.secrets, options.lockTtlMs ?? DEFAULT_LOCK_TTL_MS, target.bypassTtlSeconds, commandTimeoutMs)
 }
 
 /** A short, secret-free reason for a failed connection. */
-function connectReason(error: unknown, secrets: string[]): string {
+function connectReason(error: unknown, secrets: string[], connectTimeoutMs: number): string {
   const code = (error as NodeJS.ErrnoException | undefined)?.code
   const message = describeError(error)
   if (code === 'ECONNREFUSED') return 'connection refused'
   if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return 'host not found'
-  if (code === 'ETIMEDOUT') return 'timed out'
+  if (code === 'ETIMEDOUT') return `timed out after ${connectTimeoutMs / 1000} s`
+  if (message === COMMAND_TIMED_OUT) return `no answer within ${connectTimeoutMs / 1000} s`
   if (/WRONGPASS|NOAUTH|invalid password|AUTH/i.test(message)) return `authentication failed (${scrubSecrets(message, secrets)})`
   return scrubSecrets(message, secrets)
 }
@@ -79,7 +124,8 @@ class RedisAdapter extends AdapterBase<RedisDrainSession> {
     private readonly prefix: string,
     private readonly secrets: string[],
     private readonly lockTtlMs: number,
-    private readonly bypassTtlSeconds?: number,
+    private readonly bypassTtlSeconds: number | undefined,
+    private readonly commandTimeoutMs: number,
   ) {
     // A session that fails to close leaves messages in the staging lists until recover: say so.
     super(displayUrl, {name: 'Redis', rethrowSessionErrors: true})
@@ -225,6 +271,13 @@ class RedisAdapter extends AdapterBase<RedisDrainSession> {
         `cannot ${what}: the drain lock was lost (it expired or another run took it); messages this run held are safe in the :processing/:bq-held lists of ${this.displayUrl}, run recover`,
         {cause: error},
       )
+    }
+    if (message === COMMAND_TIMED_OUT) {
+      // The server stopped answering: what it did with the command is unknown, so nothing more is
+      // sent on this connection (every later call fails at once instead of waiting as long again).
+      // A drain's reservations stay in :processing / :bq-held for the next run or recover.
+      this.client.disconnect()
+      return new ConnectionError(`${this.displayUrl} did not answer within ${this.commandTimeoutMs / 1000} s (could not ${what}); set ?timeout=SECONDS on the URL to wait longer`, error)
     }
     // A ReplyError is Redis answering; anything else from the client is the connection failing.
     const isReply = (error as {name?: string} | undefined)?.name === 'ReplyError'

@@ -1,5 +1,5 @@
 /**
- * `redis://[user][:password@]host[:port][/db][?prefix=queues:][&bypass_ttl=SECONDS]` (and `rediss://` for TLS) →
+ * `redis://[user][:password@]host[:port][/db][?prefix=queues:][&bypass_ttl=SECONDS][&timeout=SECONDS]` (and `rediss://` for TLS) →
  * ioredis options. Unknown query parameters are refused: a typo such as `?prefx=` would
  * otherwise point bq at the wrong keys without a word.
  */
@@ -21,9 +21,11 @@ export interface RedisTarget {
    * that a handler can look up. Undefined: `--bypass` is a warned no-op on Redis.
    */
   bypassTtlSeconds?: number
+  /** `timeout=SECONDS`: how long one command may wait for Redis's answer (undefined: the adapter's default). */
+  commandTimeoutMs?: number
 }
 
-const KNOWN_PARAMS = new Set(['prefix', 'bypass_ttl'])
+const KNOWN_PARAMS = new Set(['prefix', 'bypass_ttl', 'timeout'])
 
 export function parseRedisUrl(url: URL, displayUrl: string): RedisTarget {
   if (url.protocol !== 'redis:' && url.protocol !== 'rediss:') throw new UsageError(`${displayUrl} is not a redis:// or rediss:// URL`)
@@ -42,11 +44,14 @@ export function parseRedisUrl(url: URL, displayUrl: string): RedisTarget {
   if (url.protocol === 'rediss:') connection.tls = isIP(host) === 0 ? {servername: host} : {}
   const ttlText = url.searchParams.get('bypass_ttl')
   if (ttlText !== null && !/^[1-9]\d*$/.test(ttlText)) throw new UsageError(`bypass_ttl in ${displayUrl} must be a whole number of seconds`)
+  const timeoutText = url.searchParams.get('timeout')
+  if (timeoutText !== null && !/^[1-9]\d{0,5}$/.test(timeoutText)) throw new UsageError(`timeout in ${displayUrl} must be a whole number of seconds (1 to 999999)`)
   return {
     connection,
     prefix: url.searchParams.get('prefix') ?? '',
     secrets: [password, url.password].filter((s) => s !== ''),
     bypassTtlSeconds: ttlText === null ? undefined : Number(ttlText),
+    commandTimeoutMs: timeoutText === null ? undefined : Number(timeoutText) * 1000,
   }
 }
 

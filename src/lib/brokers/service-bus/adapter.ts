@@ -14,18 +14,20 @@ import {randomBytes} from 'node:crypto'
 import {ServiceBusAdministrationClient, ServiceBusClient, type ServiceBusReceiver, type ServiceBusSender, type ServiceBusMessageBatch} from '@azure/service-bus'
 
 import {BqError, UsageError} from '../../errors.js'
-import type {BrokerAdapter, BrokerMessage, BrowseOptions, Capabilities, DrainOptions, DrainSession, OutgoingMessage} from '../adapter.js'
+import type {BrokerAdapter, BrokerMessage, BrowseOptions, Capabilities, DeliveryCost, DrainOptions, DrainSession, OutgoingMessage} from '../adapter.js'
 import {AdapterBase} from '../shared/adapter-base.js'
 import {serviceBusBinding} from './binding.js'
 import {ServiceBusDrainSession, type DrainTuning} from './drain.js'
 import {parseEntity, publishTarget, type ServiceBusEntity} from './entity.js'
-import {isEntityNotFound, wrapServiceBusError} from './errors.js'
+import {wrapServiceBusError} from './errors.js'
 import {toBrokerMessage, toServiceBusMessage} from './message.js'
 import {PeekCursors, firstSequenceNumber, scan, type SequenceNumber} from './peek.js'
 import {CONNECTION_STRING_ENV, parseServiceBusTarget, type ServiceBusTarget} from './url.js'
 import {checkBatch, checkBrowse} from '../shared/check-arguments.js'
 
 export const SERVICE_BUS_CAPABILITIES: Capabilities = {
+  // Queues (topics, entities) exist apart from their messages: reading a missing one is an error.
+  queuesExist: true,
   // Peek (com.microsoft:peek-message) reads without locking or counting a delivery.
   truePeek: true,
   headers: true,
@@ -143,7 +145,7 @@ class ServiceBusAdapter extends AdapterBase<ServiceBusDrainSession> {
       })
       if (found.length === limit) this.cursors.remember(entity.key, offset + limit, next)
     } catch (error) {
-      if (isEntityNotFound(error)) return []
+      // An entity exists apart from its messages: a missing one is an error (QueueNotFoundError), not an empty queue.
       throw this.wrap(`peek ${entity.name}`, error)
     }
     return found
@@ -171,8 +173,25 @@ class ServiceBusAdapter extends AdapterBase<ServiceBusDrainSession> {
       })
       return n
     } catch (error) {
-      if (isEntityNotFound(error)) return 0
       throw this.wrap(`count ${entity.name}`, error)
+    }
+  }
+
+  /**
+   * A redrive abandons what it leaves behind, and abandon raises a message's DeliveryCount. A queue
+   * or subscription dead-letters a message past its MaxDeliveryCount (every one has a limit,
+   * default 10), so one used as a DLQ (`--dlq <queue>`) counts deliveries. A dead-letter sub-queue
+   * does not: Service Bus cannot dead-letter from a DLQ, so there the count rises and nothing acts
+   * on it. Dry runs peek, which costs nothing either way (the engine does not ask for them).
+   */
+  async readsCostDeliveries(queue: string): Promise<DeliveryCost | undefined> {
+    const entity = this.entity(queue, `inspect ${queue}`)
+    // One peek: an entity that does not exist is a QueueNotFoundError, as for every read.
+    await this.browse(queue, {limit: 1})
+    if (entity.subQueue !== undefined) return undefined
+    return {
+      queue: `Service Bus ${entity.subscription === undefined ? 'queue' : 'subscription'} "${entity.name}"`,
+      cost: `raises its DeliveryCount by one (the redrive abandons it); at the entity's MaxDeliveryCount Service Bus moves the message to ${entity.name}/$DeadLetterQueue`,
     }
   }
 

@@ -1,5 +1,5 @@
 /** Service Bus SDK failures as one-line bq errors; unreachable namespaces and refused credentials exit 4. */
-import {BqError, ConnectionError, describeError} from '../../errors.js'
+import {BqError, ConnectionError, QueueNotFoundError, describeError} from '../../errors.js'
 import {scrubSecrets} from '../shared/redact.js'
 
 const CONNECTION_CODES = new Set(['ServiceCommunicationProblem', 'UnauthorizedAccess', 'ServiceTimeout', 'ServiceBusy'])
@@ -37,7 +37,7 @@ export function wrapServiceBusError(action: string, displayUrl: string, thrown: 
     return new ConnectionError(`cannot reach Service Bus at ${displayUrl} (could not ${action}): ${reason}`, error)
   }
   if (code === 'MessagingEntityNotFound') {
-    return new BqError(`cannot ${action} on ${displayUrl}: the entity does not exist (Service Bus entities must be created first; bq does not create them)`, {code: 'entity-not-found', cause: error})
+    return new QueueNotFoundError(`cannot ${action} on ${displayUrl}: the entity does not exist (Service Bus entities must be created first; bq does not create them)`, error)
   }
   return new BqError(`Service Bus could not ${action} on ${displayUrl}: ${reason}`, {cause: error})
 }

@@ -3,8 +3,8 @@
  * operations want — true peek, headers, delay and exactly-once moves — so bq works with no
  * broker installed.
  */
-import {mkdirSync} from 'node:fs'
-import {dirname} from 'node:path'
+import {existsSync, mkdirSync, statSync} from 'node:fs'
+import {dirname, resolve} from 'node:path'
 
 import {BqError, ConnectionError, UsageError, describeError} from '../../errors.js'
 import {BODY_ATTEMPTS} from '../adapter.js'
@@ -18,16 +18,33 @@ import {checkBrowse, checkQueue} from '../shared/check-arguments.js'
 
 const CAPABILITIES: Capabilities = {truePeek: true, headers: true, delay: true, nativeDlq: false, atomicMove: true, afterCrash: 'transaction'}
 
-/** Opens (creating if needed, with its parent directories) the store at `path`. */
-export function openSqliteAdapter(path: string, displayUrl: string): BrokerAdapter {
+/**
+ * Opens the store at `path`, creating the file if needed. Only the default store
+ * (`createDirectories`: `$XDG_DATA_HOME/bq/queues.db`) gets its parent directories created; an
+ * explicit path whose directory does not exist is a typo far more often than a wish, so it is a
+ * ConnectionError (exit 4) naming the directory, and nothing is created.
+ */
+export function openSqliteAdapter(path: string, displayUrl: string, options: {createDirectories?: boolean} = {}): BrokerAdapter {
   let store: SqliteStore
+  const directory = dirname(resolve(path))
+  if (!options.createDirectories && !isDirectory(directory)) {
+    throw new ConnectionError(`cannot open ${displayUrl}: the directory ${directory} does not exist (only the default store's directory is created; create it first)`)
+  }
   try {
-    mkdirSync(dirname(path), {recursive: true})
+    if (options.createDirectories) mkdirSync(directory, {recursive: true})
     store = new SqliteStore(path)
   } catch (error) {
     throw new ConnectionError(`cannot open ${displayUrl}: ${describeError(error)}`, error)
   }
   return new SqliteAdapter(store, displayUrl)
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return existsSync(path) && statSync(path).isDirectory()
+  } catch {
+    return false
+  }
 }
 
 class SqliteAdapter extends AdapterBase<SqliteDrainSession> {

@@ -9,8 +9,8 @@
  */
 import {type SQSClient} from '@aws-sdk/client-sqs'
 
-import {BqError, UsageError} from '../../errors.js'
-import type {BrokerAdapter, BrokerMessage, BrowseOptions, Capabilities, DrainOptions, DrainSession, OutgoingMessage} from '../adapter.js'
+import {BqError, QueueNotFoundError, UsageError} from '../../errors.js'
+import type {BrokerAdapter, BrokerMessage, BrowseOptions, Capabilities, DeliveryCost, DrainOptions, DrainSession, OutgoingMessage} from '../adapter.js'
 import {AdapterBase} from '../shared/adapter-base.js'
 import {sqsBinding} from './binding.js'
 import {createSqsClient, isQueueMissing, sqsError, SqsQueues} from './client.js'
@@ -21,6 +21,8 @@ import {checkSqsQueueName, isFifoQueue, parseSqsUrl, type SqsTarget} from './url
 import {checkBrowse} from '../shared/check-arguments.js'
 
 export const SQS_CAPABILITIES: Capabilities = {
+  // Queues (topics, entities) exist apart from their messages: reading a missing one is an error.
+  queuesExist: true,
   // Every read is a receive: it raises ApproximateReceiveCount (and can push a message into a native DLQ).
   truePeek: false,
   receiveSideEffects: true,
@@ -104,8 +106,7 @@ export class SqsAdapter extends AdapterBase<SqsDrainSession> {
     this.check(queue, `browse ${queue}`)
     const {limit, offset} = checkBrowse(options)
     if (limit === 0) return []
-    const url = await this.queues.find(queue)
-    if (url === undefined) return []
+    const url = await this.existing(queue)
     const session = this.session(queue, url, offset + limit)
     const found: BrokerMessage[] = []
     try {
@@ -126,8 +127,7 @@ export class SqsAdapter extends AdapterBase<SqsDrainSession> {
   /** ApproximateNumberOfMessages: SQS's own estimate of the visible messages (eventually consistent on AWS). */
   async count(queue: string): Promise<number> {
     this.check(queue, `count ${queue}`)
-    const url = await this.queues.find(queue)
-    if (url === undefined) return 0
+    const url = await this.existing(queue)
     const attributes = await this.queues.attributes(queue, url, ['ApproximateNumberOfMessages'])
     const count = Number(attributes.ApproximateNumberOfMessages ?? 0)
     return Number.isSafeInteger(count) && count >= 0 ? count : 0
@@ -137,11 +137,48 @@ export class SqsAdapter extends AdapterBase<SqsDrainSession> {
     this.check(queue, `drain ${queue}`)
     const max = options.max ?? 0
     if (!Number.isSafeInteger(max) || max < 0) throw new UsageError(`drain max must be a non-negative integer, got ${max}`)
-    const url = await this.queues.find(queue)
+    const url = await this.existing(queue)
     // Bounded by the count at start: messages that arrive during the run wait for the next one.
-    let limit = url === undefined ? 0 : await this.count(queue)
+    let limit = await this.count(queue)
     if (max > 0) limit = Math.min(limit, max)
     return this.session(queue, url, limit)
+  }
+
+  /**
+   * Every receive raises a message's ApproximateReceiveCount, and a visibility change does not
+   * undo it: a dry run receives every message, and a redrive receives what it leaves behind. SQS
+   * acts on the count only where the queue itself has a RedrivePolicy: a receive that finds a
+   * message past its maxReceiveCount moves it to the policy's dead-letter queue instead. So a DLQ
+   * with a RedrivePolicy of its own counts deliveries; one without (the usual case) does not.
+   */
+  async readsCostDeliveries(queue: string): Promise<DeliveryCost | undefined> {
+    this.check(queue, `inspect ${queue}`)
+    const url = await this.existing(queue)
+    const policy = (await this.queues.attributes(queue, url, ['RedrivePolicy'])).RedrivePolicy
+    if (policy === undefined || policy.trim() === '') return undefined
+    let limit: number | undefined
+    let next: string | undefined
+    try {
+      const parsed = JSON.parse(policy) as {maxReceiveCount?: unknown; deadLetterTargetArn?: unknown}
+      const max = Number(parsed.maxReceiveCount)
+      if (Number.isSafeInteger(max) && max > 0) limit = max
+      if (typeof parsed.deadLetterTargetArn === 'string') next = parsed.deadLetterTargetArn.split(':').pop() || undefined
+    } catch {
+      // A policy bq cannot read is still a policy: the cost stands, without its numbers.
+    }
+    return {
+      queue: `SQS queue "${queue}" (it has a RedrivePolicy)`,
+      cost: `raises its ApproximateReceiveCount by one; past maxReceiveCount SQS moves the message to ${next === undefined ? "the policy's dead-letter queue" : `queue "${next}"`}`,
+      limit,
+      alternative: 'to triage it without that cost, remove the RedrivePolicy from the queue for the time being',
+    }
+  }
+
+  /** The URL of a queue that exists; a QueueNotFoundError (exit 1) when it does not: an SQS queue exists apart from its messages. */
+  private async existing(queue: string): Promise<string> {
+    const url = await this.queues.find(queue)
+    if (url === undefined) throw new QueueNotFoundError(`queue "${queue}" does not exist on ${this.displayUrl}`)
+    return url
   }
 
   // recover() is the base's: SQS returns the messages of a crashed run by itself when their visibility timeout ends.

@@ -11,7 +11,7 @@ import {
   type SQSClientConfig,
 } from '@aws-sdk/client-sqs'
 
-import {BqError, ConnectionError, UsageError, describeError} from '../../errors.js'
+import {BqError, ConnectionError, QueueNotFoundError, UsageError, describeError} from '../../errors.js'
 import {isFifoQueue, type SqsTarget} from './url.js'
 
 /**
@@ -155,7 +155,7 @@ export class SqsQueues {
     const found = await this.find(queue)
     if (found !== undefined) return found
     if (this.target.account !== undefined) {
-      throw new BqError(`queue "${queue}" does not exist in account ${this.target.account} on ${this.where}; bq creates missing queues only in the caller's own account`, {code: 'queue-missing'})
+      throw new QueueNotFoundError(`queue "${queue}" does not exist in account ${this.target.account} on ${this.where}; bq creates missing queues only in the caller's own account`)
     }
     // Content-based deduplication stays off: bq deduplicates by meta.id (the binding), and a
     // redrive must be able to send a body identical to one sent minutes before.

@@ -10,7 +10,8 @@
  * message stays invisible to receivers until its ScheduledEnqueueTime.
  *
  * Deliberate differences, documented in README.md: entities are created on first use (real Service
- * Bus requires them to exist), there is no TTL expiry, no sessions and no partitioning.
+ * Bus requires them to exist; `entitiesMustExist` turns that on), there is no TTL expiry, no
+ * sessions and no partitioning.
  */
 import {randomUUID} from 'node:crypto'
 
@@ -47,6 +48,11 @@ export interface EntityOptions {
   maxDeliveryCount: number
   /** When set, a message whose MessageId was accepted within this window is dropped (duplicate detection). */
   duplicateDetectionMs?: number
+  /**
+   * As real Service Bus: entities are not created on first use; using one that was not declared
+   * (`declareQueue`, `createTopic`) fails with NotFoundError. Off by default (see the header).
+   */
+  entitiesMustExist?: boolean
 }
 
 /** A binary min-heap by a numeric key; stale entries are skipped by the reader. */
@@ -267,6 +273,11 @@ export class SubQueue {
 export class NotAllowedError extends Error {}
 export class NotFoundError extends Error {}
 
+/** Service Bus's wording, which the SDK turns into the code MessagingEntityNotFound. */
+function notFound(path: string): string {
+  return `The messaging entity '${path}' could not be found. To know more visit https://aka.ms/sbResourceMgrExceptions.`
+}
+
 interface Topic {
   kind: 'topic'
   name: string
@@ -332,6 +343,10 @@ export class Namespace {
     const sub = /^(.+)\/subscriptions\/([^/]+)$/i.exec(base)
     let main: SubQueue
     if (sub) {
+      if (this.options.entitiesMustExist) {
+        const topic = this.entities.get(sub[1].toLowerCase())
+        if (topic?.kind !== 'topic' || !topic.subscriptions.has(sub[2].toLowerCase())) throw new NotFoundError(notFound(base))
+      }
       this.createTopic(sub[1], [sub[2]])
       main = (this.entities.get(sub[1].toLowerCase()) as Topic).subscriptions.get(sub[2].toLowerCase()) as SubQueue
     } else {
@@ -385,10 +400,16 @@ export class Namespace {
     return queue
   }
 
-  private queue(name: string): Queue {
+  /** Creates a queue (what an operator does on real Service Bus before using it). */
+  declareQueue(name: string): void {
+    this.queue(normalize(name), true)
+  }
+
+  private queue(name: string, declare = false): Queue {
     const key = name.toLowerCase()
     const existing = this.entities.get(key)
     if (existing?.kind === 'queue') return existing
+    if (this.options.entitiesMustExist && !declare) throw new NotFoundError(notFound(name))
     const queue: Queue = {kind: 'queue', name, main: this.newSubQueue(name)}
     this.entities.set(key, queue)
     return queue

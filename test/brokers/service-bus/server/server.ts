@@ -12,7 +12,7 @@ import type {AddressInfo, Server} from 'node:net'
 import rhea, {type Connection, type Delivery, type EventContext, type Receiver, type Sender} from 'rhea'
 
 import {decodeParts, ensureMessageId, dotnetGuidBytes, encodeMessage, messageCodec, parseMessage, annotationValue, types, uuidBytes, type MessageParts, type Typed} from './amqp-codec.js'
-import {Namespace, NotAllowedError, normalize, type EntityOptions, type StoredMessage, type SubQueue} from './entities.js'
+import {Namespace, NotAllowedError, NotFoundError, normalize, type EntityOptions, type StoredMessage, type SubQueue} from './entities.js'
 import {handleManagement} from './management.js'
 import {checkSasToken, covers} from './sas.js'
 import {deliveryAnnotations} from './stamps.js'
@@ -30,6 +30,8 @@ export interface ServiceBusTestServerOptions {
   duplicateDetectionMs?: number
   /** Advertised on the links clients send on; 4 MiB by default (a Premium namespace allows up to 100 MB). */
   maxMessageSize?: number
+  /** As real Service Bus: only declared entities exist (`namespace.declareQueue`, `createTopic`); off by default. */
+  entitiesMustExist?: boolean
 }
 
 export interface ServiceBusTestServer {
@@ -51,6 +53,12 @@ export interface ServiceBusTestServer {
 }
 
 const BATCH_FORMAT = 0x80013700
+
+/** The AMQP error condition for an entity failure (a missing entity is `amqp:not-found`, as on Service Bus). */
+function conditionOf(error: unknown): string {
+  if (error instanceof NotFoundError) return 'amqp:not-found'
+  return error instanceof NotAllowedError ? 'amqp:not-allowed' : 'amqp:internal-error'
+}
 const RAW = Symbol('bq-raw-amqp-message')
 
 /** Keeps the bytes of every format-0 message rhea decodes, so the server stores what was sent, not a re-encoding. */
@@ -90,6 +98,7 @@ export async function startServiceBusTestServer(options: ServiceBusTestServerOpt
     lockDurationMs: options.lockDurationMs ?? 60_000,
     maxDeliveryCount: options.maxDeliveryCount ?? 10,
     duplicateDetectionMs: options.duplicateDetectionMs,
+    entitiesMustExist: options.entitiesMustExist,
   }
   const ns = new Namespace(entityOptions)
   const maxMessageSize = options.maxMessageSize ?? 4 * 1024 * 1024
@@ -150,7 +159,7 @@ export async function startServiceBusTestServer(options: ServiceBusTestServerOpt
     try {
       queue = ns.subQueue(path)
     } catch (error) {
-      sender.close({condition: error instanceof NotAllowedError ? 'amqp:not-allowed' : 'amqp:internal-error', description: (error as Error).message})
+      sender.close({condition: conditionOf(error), description: (error as Error).message})
       return
     }
     startPump(sender, queue, remote.snd_settle_mode === 1)
@@ -174,7 +183,7 @@ export async function startServiceBusTestServer(options: ServiceBusTestServerOpt
     try {
       ns.sendTargets(path)
     } catch (error) {
-      receiver.close({condition: 'amqp:not-allowed', description: (error as Error).message})
+      receiver.close({condition: error instanceof NotFoundError ? 'amqp:not-found' : 'amqp:not-allowed', description: (error as Error).message})
     }
   })
 
@@ -196,7 +205,7 @@ export async function startServiceBusTestServer(options: ServiceBusTestServerOpt
       }
       delivery.accept()
     } catch (error) {
-      delivery.reject({condition: error instanceof NotAllowedError ? 'amqp:not-allowed' : 'amqp:internal-error', description: (error as Error).message})
+      delivery.reject({condition: conditionOf(error), description: (error as Error).message})
     }
   })
 
@@ -245,6 +254,7 @@ export async function startServiceBusTestServer(options: ServiceBusTestServerOpt
     try {
       queue = ns.subQueue(path)
     } catch (error) {
+      if (error instanceof NotFoundError) return reply(context, {statusCode: 404, statusDescription: error.message, errorCondition: 'amqp:not-found'})
       return reply(context, {statusCode: 400, statusDescription: (error as Error).message, errorCondition: 'amqp:not-allowed'})
     }
     const body = typeof request.body === 'object' && request.body !== null && !Buffer.isBuffer(request.body) ? (request.body as Record<string, unknown>) : undefined
