@@ -45,7 +45,8 @@ Exit status: 0 when every message was published, 1 when publishing failed (the i
     if (flags['dry-run']) {
       const result = await publishMessages(undefined, options, true)
       if (!this.jsonEnabled()) {
-        for (const envelope of result.envelopes ?? []) this.log(JSON.stringify(envelope))
+        // The bodies as a real publish sends them, byte for byte (re-serialising would round 99.90 and big integers).
+        for (const body of result.bodies ?? []) this.log(body)
         this.logToStderr(`dry run: nothing was published${flags.count > 100 ? ` (showing 100 of ${flags.count})` : ''}`)
       }
       return result

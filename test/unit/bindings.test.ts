@@ -273,11 +273,13 @@ describe('artemis', () => {
     assert.equal(message.creation_time.getTime(), retried.createdAt)
     assert.deepEqual(message.application_properties, {bq_schema_version: '1', bq_source_lang: 'python', bq_attempts: '2', bq_app_id: 'babelqueue'})
   })
-  test('bypass marker uses the JMS-legal underscore name, never the hyphenated one', () => {
+  test('bypass marker uses the cross-SDK hyphenated name; the old underscore spelling still reads as a replay', () => {
     const props: Record<string, unknown> = {...artemisMessageFields(order, {bypass: true}).application_properties}
-    assert.equal(props.bq_replay_bypass, '1')
-    assert.equal(REPLAY_BYPASS_HEADER in props, false)
-    assert.equal(artemisNativeFields({application_properties: {[REPLAY_BYPASS_HEADER]: '1'}}).replayBypass, undefined)
+    assert.equal(props[REPLAY_BYPASS_HEADER], '1')
+    assert.equal('bq_replay_bypass' in props, false)
+    assert.equal(artemisNativeFields({application_properties: {[REPLAY_BYPASS_HEADER]: '1'}}).replayBypass, true)
+    assert.equal(artemisNativeFields({application_properties: {bq_replay_bypass: '1'}}).replayBypass, true)
+    assert.equal(artemisNativeFields({application_properties: {}}).replayBypass, undefined)
   })
   test('delay: absolute delivery-time annotation plus the bq_delay mirror', () => {
     const message = artemisMessageFields(order, {delayMs: 2500, nowMs: 1_000_000})

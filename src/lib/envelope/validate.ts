@@ -1,4 +1,4 @@
-import {JsonSyntaxError, lineColumn, parseJsonTree} from './json-tree.js'
+import {JsonSyntaxError, lineColumn, memberOf, parseJsonTree, sourceOf} from './json-tree.js'
 import type {JsonNode} from './json-tree.js'
 import {checkUrn} from './urn.js'
 
@@ -33,8 +33,9 @@ export interface EnvelopeCheck {
 export const LANGS = ['php', 'go', 'python', 'java', 'dotnet', 'node'] as const
 export const DEAD_LETTER_REASONS = ['failed', 'unknown_urn', 'poison'] as const
 const SUPPORTED_SCHEMA_VERSIONS = [1]
-/** `created_at` below this (ms) is before 1973: almost certainly seconds, not milliseconds. */
+/** A timestamp below this (ms) is before 1973: almost certainly seconds, not milliseconds. */
 const SECONDS_THRESHOLD = 100_000_000_000
+const looksLikeSeconds = (timestamp: number) => timestamp > 0 && timestamp < SECONDS_THRESHOLD
 const INT64_MAX = 9223372036854775807n
 const INT64_MIN = -9223372036854775808n
 
@@ -71,6 +72,8 @@ export function validateEnvelopeText(text: string): EnvelopeCheck {
   const problems = validateEnvelopeValue(value)
   // Only a literal with 16+ digits can exceed 2^53 − 1; then the original spelling decides.
   if (hasLongDigitRun(text)) problems.push(...checkNumberRanges(text))
+  // JSON.parse reads `1.0` as 1; only the token shows it is not an integer literal.
+  if (Number.isInteger(value.attempts) && ATTEMPTS_NOT_INTEGER_SPELLED.test(text)) problems.push(...checkAttemptsToken(text))
   const urn = typeof value.job === 'string' ? value.job : typeof value.urn === 'string' ? value.urn : undefined
   const meta = value.meta
   const id = isObject(meta) && typeof meta.id === 'string' ? meta.id : undefined
@@ -133,7 +136,7 @@ export function validateEnvelopeValue(env: Record<string, unknown>): Problem[] {
     if (has(env, key)) error(`forbidden.${key}`, childPath('$', key), `'${key}' is a forbidden field: ${advice}`)
   }
 
-  if (has(env, 'dead_letter')) checkDeadLetter(env.dead_letter, error)
+  if (has(env, 'dead_letter')) checkDeadLetter(env.dead_letter, error, warning)
   return problems
 }
 
@@ -144,7 +147,8 @@ function checkMeta(meta: Record<string, unknown>, error: Report, warning: Report
   else checkUuid(meta.id, '$.meta.id', 'meta.id', error, warning)
 
   if (!has(meta, 'queue')) error('meta.queue.missing', '$.meta.queue', "'meta.queue' is required")
-  else if (typeof meta.queue !== 'string' || meta.queue === '') error('meta.queue.type', '$.meta.queue', `'meta.queue' must be a non-empty string, found ${typeName(meta.queue)}`)
+  else if (typeof meta.queue !== 'string') error('meta.queue.type', '$.meta.queue', `'meta.queue' must be a non-empty string, found ${typeName(meta.queue)}`)
+  else if (meta.queue === '') error('meta.queue.empty', '$.meta.queue', "'meta.queue' is empty: it must name the queue the message was produced onto")
 
   if (!has(meta, 'lang')) error('meta.lang.missing', '$.meta.lang', "'meta.lang' is required")
   else if (typeof meta.lang !== 'string') error('meta.lang.type', '$.meta.lang', `'meta.lang' must be a string, found ${typeName(meta.lang)}`)
@@ -157,7 +161,7 @@ function checkMeta(meta: Record<string, unknown>, error: Report, warning: Report
   }
 
   if (!has(meta, 'created_at')) error('meta.created_at.missing', '$.meta.created_at', "'meta.created_at' is required (Unix ms)")
-  else if (checkCount(meta.created_at, '$.meta.created_at', 'meta.created_at', error) && (meta.created_at as number) < SECONDS_THRESHOLD && (meta.created_at as number) > 0) {
+  else if (checkCount(meta.created_at, '$.meta.created_at', 'meta.created_at', error) && looksLikeSeconds(meta.created_at as number)) {
     warning('meta.created_at.seconds', '$.meta.created_at', `'meta.created_at' ${meta.created_at} looks like seconds; the contract wants Unix milliseconds`)
   }
 
@@ -166,7 +170,7 @@ function checkMeta(meta: Record<string, unknown>, error: Report, warning: Report
   }
 }
 
-function checkDeadLetter(block: unknown, error: Report) {
+function checkDeadLetter(block: unknown, error: Report, warning: Report) {
   const path = '$.dead_letter'
   if (!isObject(block)) {
     error('dead_letter.type', path, `'dead_letter' must be an object, found ${typeName(block)}`)
@@ -178,7 +182,9 @@ function checkDeadLetter(block: unknown, error: Report) {
     error('dead_letter.reason.unknown', `${path}.reason`, `'dead_letter.reason' is "${block.reason}"; expected one of ${DEAD_LETTER_REASONS.join(', ')}`)
   }
   if (!has(block, 'failed_at')) error('dead_letter.failed_at.missing', `${path}.failed_at`, "'dead_letter.failed_at' is required (Unix ms)")
-  else checkCount(block.failed_at, `${path}.failed_at`, 'dead_letter.failed_at', error)
+  else if (checkCount(block.failed_at, `${path}.failed_at`, 'dead_letter.failed_at', error) && looksLikeSeconds(block.failed_at as number)) {
+    warning('dead_letter.failed_at.seconds', `${path}.failed_at`, `'dead_letter.failed_at' ${block.failed_at} looks like seconds; the contract wants Unix milliseconds`)
+  }
   if (!has(block, 'original_queue')) error('dead_letter.original_queue.missing', `${path}.original_queue`, "'dead_letter.original_queue' is required")
   else if (typeof block.original_queue !== 'string') error('dead_letter.original_queue.type', `${path}.original_queue`, `'dead_letter.original_queue' must be a string, found ${typeName(block.original_queue)}`)
   if (!has(block, 'attempts')) error('dead_letter.attempts.missing', `${path}.attempts`, "'dead_letter.attempts' is required")
@@ -237,6 +243,31 @@ function hasLongDigitRun(text: string): boolean {
     }
   }
   return false
+}
+
+/**
+ * A cheap gate before the lossless parse: a top-level `attempts` whose token has a fraction or an
+ * exponent. Each letter of the key may also be written as a `\u00XX` escape, so none slips past;
+ * a false positive only costs the parse.
+ */
+const ATTEMPTS_NOT_INTEGER_SPELLED = /"(?:a|\\u0061)(?:t|\\u0074)(?:t|\\u0074)(?:e|\\u0065)(?:m|\\u006d)(?:p|\\u0070)(?:t|\\u0074)(?:s|\\u0073)"\s*:\s*-?\d+[.eE]/i
+
+/**
+ * `"attempts": 1.0` (or `1e0`) is an integer to JavaScript but a float to the Python consumer,
+ * which refuses it: a warning, from the token as written.
+ */
+function checkAttemptsToken(text: string): Problem[] {
+  let root: JsonNode
+  try {
+    root = parseJsonTree(text)
+  } catch {
+    return []
+  }
+  const node = root.kind === 'object' ? memberOf(root, 'attempts')?.value : undefined
+  if (node?.kind !== 'number') return []
+  const token = sourceOf(text, node)
+  if (/^-?\d+$/.test(token)) return []
+  return [{severity: 'warning', code: 'attempts.non_integer_token', path: '$.attempts', message: `'attempts' is written ${truncate(token)}, not as an integer literal: the Python consumer refuses it (write ${Number(token)})`}]
 }
 
 function truncate(text: string, max = 60): string {

@@ -1,5 +1,6 @@
 import type {BrokerAdapter, OutgoingMessage} from '../brokers/adapter.js'
 import {fieldsOf} from '../envelope/envelope.js'
+import type {EnvelopeFields} from '../envelope/fields.js'
 import {isUrn} from '../envelope/urn.js'
 import {make, MakeError, compactDataText} from '../envelope/make.js'
 import type {Envelope} from '../envelope/envelope.js'
@@ -25,7 +26,9 @@ export interface PublishResult {
   dryRun: boolean
   ids: string[]
   traceIds: string[]
-  /** The envelopes themselves on a dry run. */
+  /** On a dry run: each message's body exactly as a real publish would send it (UTF-8 text). */
+  bodies?: string[]
+  /** On a dry run: the same bodies parsed (numbers beyond double precision lose digits here; `bodies` is exact). */
   envelopes?: unknown[]
 }
 
@@ -73,6 +76,11 @@ export function buildEnvelopes(options: PublishOptions, dataText: string, count:
   return envelopes
 }
 
+/** A publish's messages: the one place their bytes are made, so a dry run shows exactly what a real run sends. */
+export function buildMessages(options: PublishOptions, dataText: string, count: number): Array<OutgoingMessage & {fields: EnvelopeFields}> {
+  return buildEnvelopes(options, dataText, count).map((e) => ({body: e.toBuffer(), fields: fieldsOf(e), delayMs: options.delayMs}))
+}
+
 export async function publishMessages(adapter: BrokerAdapter | undefined, options: PublishOptions, dryRun: boolean, hooks: PublishHooks = {}): Promise<PublishResult> {
   const {dataText} = preparePublish(options)
   if (options.delayMs !== undefined && adapter && !adapter.capabilities.delay) {
@@ -80,27 +88,26 @@ export async function publishMessages(adapter: BrokerAdapter | undefined, option
   }
   const result: PublishResult = {queue: options.queue, broker: adapter?.displayUrl ?? '', dryRun, ids: [], traceIds: []}
   if (dryRun) {
-    const envelopes = buildEnvelopes(options, dataText, Math.min(options.count, 100))
-    result.envelopes = envelopes.map((e) => JSON.parse(e.text))
-    result.ids = envelopes.map((e) => e.id as string)
-    result.traceIds = envelopes.map((e) => e.traceId as string)
+    const messages = buildMessages(options, dataText, Math.min(options.count, 100))
+    result.bodies = messages.map((m) => m.body.toString('utf8'))
+    result.envelopes = result.bodies.map((body) => JSON.parse(body))
+    result.ids = messages.map((m) => m.fields.id)
+    result.traceIds = messages.map((m) => m.fields.traceId)
     return result
   }
   if (!adapter) throw new Error('publish needs a broker')
   for (let sent = 0; sent < options.count && !hooks.stopRequested?.(); sent += BATCH) {
-    const envelopes = buildEnvelopes(options, dataText, Math.min(BATCH, options.count - sent))
-    const outgoing: OutgoingMessage[] = envelopes.map((e) => ({body: e.toBuffer(), fields: fieldsOf(e), delayMs: options.delayMs}))
+    const outgoing = buildMessages(options, dataText, Math.min(BATCH, options.count - sent))
     try {
       await adapter.publish(options.queue, outgoing)
     } catch (error) {
       // What earlier batches sent is part of the failure's report (--json lists the ids).
       throw sent === 0 ? error : withResult(error, result)
     }
-    for (const e of envelopes) {
-      result.ids.push(e.id as string)
-      result.traceIds.push(e.traceId as string)
-    }
-    await hooks.onConfirmed?.(envelopes.map((e) => e.id as string))
+    const ids = outgoing.map((m) => m.fields.id)
+    result.ids.push(...ids)
+    result.traceIds.push(...outgoing.map((m) => m.fields.traceId))
+    await hooks.onConfirmed?.(ids)
     // A broker that confirms synchronously (the embedded store) never yields to the event loop,
     // where signals are delivered: yield, so a Ctrl-C or SIGTERM is seen between batches.
     await new Promise((resolve) => setImmediate(resolve))

@@ -111,7 +111,7 @@ describe('artemis adapter', () => {
         assert.ok(first.creation_time instanceof Date, 'creation-time is an AMQP timestamp')
         assert.equal((first.creation_time as Date).getTime(), envelope.fields!.createdAt)
         assert.deepEqual(first.application_properties, {bq_schema_version: '1', bq_source_lang: 'php', bq_attempts: '2', bq_app_id: 'babelqueue'})
-        assert.equal(second.application_properties?.bq_replay_bypass, '1')
+        assert.equal(second.application_properties?.['bq-replay-bypass'], '1')
         // A poison body goes as its bytes, with nothing projected.
         assert.deepEqual(bodyOf(third.body), poison)
         assert.equal(third.application_properties, undefined)
@@ -417,7 +417,7 @@ describe('artemis adapter', () => {
       assertBodies(left, outgoing.filter((m) => m.fields === null || decode(m.body).deadLetter?.reason === 'unknown_urn').map((m) => m.body))
       const moved = await takeAll(await adapter.drain(q), 100)
       assert.equal(moved.length, 20)
-      assert.ok(moved.every((m) => m.native.replayBypass === true && m.native.attempts === 0), 'copies carry bq_replay_bypass and bq_attempts 0')
+      assert.ok(moved.every((m) => m.native.replayBypass === true && m.native.attempts === 0), 'copies carry bq-replay-bypass and bq_attempts 0')
     })
   })
 })

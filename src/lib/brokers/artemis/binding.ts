@@ -4,7 +4,7 @@
  * trace id and message id ride the slots a JMS peer reads; the rest are string `bq_` properties.
  * Field names follow rhea's message object.
  */
-import type {EnvelopeFields, NativeFields} from '../../envelope/fields.js'
+import {REPLAY_BYPASS_HEADER, type EnvelopeFields, type NativeFields} from '../../envelope/fields.js'
 import {BYPASS_MARKER_VALUE, atLeastBody, carried, delayMillis, epochMillis, isBypassMarker, nativeText, nonNegativeInt, type DelayedProjectionOptions} from '../shared/native-values.js'
 import type {Binding} from '../adapter.js'
 
@@ -13,17 +13,20 @@ export const JMS_TYPE_ANNOTATION = 'x-opt-jms-type'
 /** Absolute scheduled-delivery time (epoch ms) Artemis honours. */
 export const DELIVERY_TIME_ANNOTATION = 'x-opt-delivery-time'
 /**
- * `bq-replay-bypass` spelled for JMS: a JMS property name must be a Java identifier, so no
- * hyphens — the same reason every `bq_` property here uses underscores.
+ * The replay marker keeps its cross-SDK spelling `bq-replay-bypass` here too: every SDK's Artemis
+ * guard reads that name (spec-redrive-and-replay.md); the underscore rule covers only the
+ * binding's own `bq_*` projection properties.
  */
-export const ARTEMIS_REPLAY_BYPASS_PROPERTY = 'bq_replay_bypass'
+export const ARTEMIS_REPLAY_BYPASS_PROPERTY = REPLAY_BYPASS_HEADER
+/** The spelling older bq releases wrote; still read so their replays stay replays. */
+export const LEGACY_ARTEMIS_REPLAY_BYPASS_PROPERTY = 'bq_replay_bypass'
 
 export type ArtemisApplicationProperties = {
   bq_schema_version: string
   bq_source_lang: string
   bq_attempts: string
   bq_app_id: 'babelqueue'
-  bq_replay_bypass?: string
+  [ARTEMIS_REPLAY_BYPASS_PROPERTY]?: string
   /** The relative delay in milliseconds, mirroring the delivery-time annotation. */
   bq_delay?: string
 }
@@ -62,7 +65,7 @@ export function artemisMessageFields(fields: EnvelopeFields, opts: DelayedProjec
       bq_app_id: 'babelqueue',
     },
   }
-  if (opts.bypass) message.application_properties.bq_replay_bypass = BYPASS_MARKER_VALUE
+  if (opts.bypass) message.application_properties[ARTEMIS_REPLAY_BYPASS_PROPERTY] = BYPASS_MARKER_VALUE
   if (opts.delayMs !== undefined) {
     const delay = delayMillis(opts.delayMs)
     message.message_annotations[DELIVERY_TIME_ANNOTATION] = (opts.nowMs ?? Date.now()) + delay
@@ -83,7 +86,7 @@ export function artemisNativeFields(message: ArtemisMessageIn): NativeFields {
     createdAt: epochMillis(message.creation_time),
     attempts: nonNegativeInt(props.bq_attempts),
     deliveryCount: nonNegativeInt(message.delivery_count),
-    replayBypass: isBypassMarker(props[ARTEMIS_REPLAY_BYPASS_PROPERTY]) || undefined,
+    replayBypass: isBypassMarker(props[ARTEMIS_REPLAY_BYPASS_PROPERTY] ?? props[LEGACY_ARTEMIS_REPLAY_BYPASS_PROPERTY]) || undefined,
   })
 }
 
