@@ -11,7 +11,7 @@ import type {BrowseOutcome} from '../lib/ops/browse.js'
 import {globToRegExp} from '../lib/ops/match.js'
 import type {Selector} from '../lib/ops/match.js'
 import type {MessageView} from '../lib/ops/message-view.js'
-import {MESSAGE_HEAD, jsonlLine, messageJson, messageRow} from '../lib/output/message-rows.js'
+import {MESSAGE_HEAD, jsonlLine, jsonlLineWithHeaders, messageJson, messageRow} from '../lib/output/message-rows.js'
 import {renderTable} from '../lib/output/table.js'
 import {OutputWriter} from '../lib/output/writer.js'
 
@@ -28,11 +28,16 @@ export default class Peek extends BqCommand {
   static override summary = 'Look at the messages at the head of a queue without consuming them.'
   static override description = `On brokers with a true peek nothing changes. Where a read is a delivery, the messages are taken and returned to their original places, which marks them redelivered; bq says so. Where a read raises a receive count, peek refuses unless --receive is given. The README's broker table says which broker does what.
 
-Shows the first --limit messages (10 by default); --all (or --limit 0) reads every message. An export (--jsonl, --raw, --json) that stops at the default limit while more are waiting says so in a warning. --jsonl and --raw write each message as it is read. Ctrl-C, SIGTERM or SIGHUP stops the read, keeps what was written, and exits 130, 143 or 129.`
+Shows the first --limit messages (10 by default); --all (or --limit 0) reads every message. An export (--jsonl, --raw, --json) that stops at the default limit while more are waiting says so in a warning. --jsonl and --raw write each message as it is read.
+
+--jsonl --with-headers keeps each message's application headers (traceparent and the like; not bq's own bq-* projection nor broker bookkeeping): every line is {"envelope":{…},"headers":{"name":"value",…}}, the envelope exactly as --jsonl writes it. bq replay restores those headers; bq validate checks the envelope inside. Plain --jsonl stays one envelope per line.
+
+Ctrl-C, SIGTERM or SIGHUP stops the read, keeps what was written, and exits 130, 143 or 129.`
   static override examples = [
     '<%= config.bin %> peek orders',
     '<%= config.bin %> peek orders --limit 50 --urn "urn:babel:orders:*"',
     '<%= config.bin %> peek orders.dlq --jsonl --all > export.jsonl',
+    '<%= config.bin %> peek orders.dlq --jsonl --with-headers --all > export-with-headers.jsonl',
     '<%= config.bin %> peek orders -b "$STAGING_BROKER" --headers',
     '<%= config.bin %> peek orders.dlq -b "$LOG_BROKER" --from-time 2026-11-30T08:00:00Z',
   ]
@@ -44,7 +49,8 @@ Shows the first --limit messages (10 by default); --all (or --limit 0) reads eve
     'trace-id': Flags.string({description: 'only messages of this trace'}),
     scan: Flags.integer({description: 'with filters, look at no more than this many messages', default: 10_000, min: 1}),
     jsonl: Flags.boolean({description: 'print one envelope per line (an export replay can read)', exclusive: ['raw']}),
-    raw: Flags.boolean({description: 'print each body exactly as stored, one per line'}),
+    raw: Flags.boolean({description: 'print each message exactly as stored (a Redis frame whole), one per line'}),
+    'with-headers': Flags.boolean({description: 'with --jsonl: print {"envelope":…,"headers":{…}} per line, keeping each message\'s application headers for replay', dependsOn: ['jsonl']}),
     headers: Flags.boolean({description: 'show the native broker metadata of each message'}),
     'from-beginning': Flags.boolean({description: 'brokers that keep a log: read the whole retained log, not only what a redrive would still see', exclusive: ['from-offset', 'from-time', 'last'], helpGroup: 'LOG'}),
     'from-offset': Flags.string({description: 'brokers that keep a log: read from OFFSET in every partition, or from PARTITION:OFFSET in one', exclusive: ['from-time', 'last'], helpGroup: 'LOG'}),
@@ -52,6 +58,7 @@ Shows the first --limit messages (10 by default); --all (or --limit 0) reads eve
     last: Flags.integer({description: 'brokers that keep a log: read the last N records of each partition', min: 1, helpGroup: 'LOG'}),
     receive: sharedFlags.receive,
     broker: sharedFlags.broker,
+    context: sharedFlags.context,
   }
 
   async run(): Promise<PeekResult> {
@@ -80,11 +87,11 @@ Shows the first --limit messages (10 by default); --all (or --limit 0) reads eve
       const exportView = async (view: MessageView) => {
         exported++
         if (flags.raw) {
-          // The body's exact bytes: a binary body must not become U+FFFD.
-          out.write(view.message.body)
+          // The value exactly as stored (a Redis frame whole): a binary body must not become U+FFFD.
+          out.write(view.message.stored ?? view.message.body)
           out.write('\n')
         } else {
-          const line = jsonlLine(view)
+          const line = flags['with-headers'] ? jsonlLineWithHeaders(view) : jsonlLine(view)
           if (line === undefined) skipped++
           else out.line(line)
         }

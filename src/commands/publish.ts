@@ -35,6 +35,7 @@ Exit status: 0 when every message was published, 1 when publishing failed (the i
     registry: sharedFlags.registry,
     'dry-run': sharedFlags.dryRun,
     broker: sharedFlags.broker,
+    context: sharedFlags.context,
   }
 
   async run(): Promise<PublishResult> {

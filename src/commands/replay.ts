@@ -2,8 +2,8 @@ import {Args, Flags} from '@oclif/core'
 
 import {BqCommand} from '../lib/cli/base-command.js'
 import {withTargetBroker} from '../lib/cli/broker.js'
-import {confirmOrRequireYes} from '../lib/cli/confirm.js'
 import {sharedFlags} from '../lib/cli/flags.js'
+import {confirmChange} from '../lib/cli/guardrails.js'
 import {bypassWarning, runMoves} from '../lib/cli/move-run.js'
 import type {MoveResult} from '../lib/cli/move-run.js'
 import {NotConfirmedError} from '../lib/errors.js'
@@ -14,10 +14,13 @@ export default class Replay extends BqCommand {
   static override summary = 'Re-publish envelopes from a JSON or JSONL file (for example a peek --jsonl export).'
   static override description = `Non-destructive: the file is only read. By default dead-lettered envelopes are reset as in redrive (dead_letter removed, attempts 0); --as-is copies the bytes verbatim (restoring a backup); --new-id mints fresh meta.ids and keeps each trace_id. Each message goes to --to, else its dead_letter.original_queue, else its meta.queue.
 
+Lines of a header-keeping export (peek --jsonl --with-headers: {"envelope":{…},"headers":{…}}) are read as the envelope inside, and their headers are published with it: the export kept them on purpose, and a trace that silently lost its traceparent would be worse than one that kept it. --no-restore-headers drops them (for instance to keep a sandbox replay out of production traces). Other lines are envelopes, as peek --jsonl writes them.
+
 Exit status: 0 when every selected message was published, 3 when some were not, 2 for usage errors or when not confirmed (nothing was changed), 4 when the broker cannot be reached, 130 when interrupted (Ctrl-C), 143 on SIGTERM, 129 on SIGHUP: each stops after the current batch and reports what was published.`
   static override examples = [
     '<%= config.bin %> replay export.jsonl --to orders.sandbox --bypass --yes',
     '<%= config.bin %> replay backup.jsonl --as-is --to orders -b "$STAGING_BROKER" --yes',
+    '<%= config.bin %> peek orders.dlq --jsonl --with-headers --all | <%= config.bin %> replay - --to orders --yes',
     '<%= config.bin %> peek orders.dlq --jsonl | <%= config.bin %> replay - --new-id --select urn=urn:babel:orders:* --dry-run',
   ]
   static override args = {file: Args.string({description: 'JSON or JSONL file, or - for stdin', required: true})}
@@ -26,6 +29,7 @@ Exit status: 0 when every selected message was published, 3 when some were not, 
     'to-broker': sharedFlags.toBroker,
     'as-is': Flags.boolean({description: 'copy bytes verbatim: no reset, no new id', exclusive: ['new-id']}),
     'new-id': Flags.boolean({description: 'mint a fresh meta.id for each message (trace_id is kept)'}),
+    'restore-headers': Flags.boolean({description: 'publish the headers a --with-headers export line recorded with its message (default; --no-restore-headers drops them)', default: true, allowNo: true}),
     select: sharedFlags.select,
     max: sharedFlags.max,
     rate: sharedFlags.rate,
@@ -34,6 +38,7 @@ Exit status: 0 when every selected message was published, 3 when some were not, 
     yes: sharedFlags.yes,
     list: Flags.boolean({description: 'print one line per message (dry runs always do)'}),
     broker: sharedFlags.broker,
+    context: sharedFlags.context,
   }
 
   async run(): Promise<MoveResult> {
@@ -45,15 +50,18 @@ Exit status: 0 when every selected message was published, 3 when some were not, 
     return withTargetBroker(flags.broker, flags['to-broker'], async (target) => {
       const warning = bypassWarning(target, flags.bypass)
       if (warning) this.warn(warning)
-      if (!flags['dry-run'] && args.file !== '-') {
+      // From stdin --yes was required above; a protected context still needs its --max.
+      if (!flags['dry-run']) {
         const where = flags.to ? `to ${flags.to}` : "to each envelope's own queue"
         const which = selectors.length > 0 ? `the envelopes in ${args.file} matching ${selectors.map((s) => s.text).join(' and ')}` : `the envelopes in ${args.file}`
-        await confirmOrRequireYes(`Replay ${which}${flags.max > 0 ? ` (at most ${flags.max})` : ''} ${where} on ${target.displayUrl}?`, flags.yes)
+        // Without --to there is no one queue to type: the context's name stands for it.
+        const typed = flags.to ?? this.brokerContext?.name ?? ''
+        await confirmChange(`Replay ${which}${flags.max > 0 ? ` (at most ${flags.max})` : ''} ${where} on ${target.displayUrl}?`, {yes: flags.yes, max: flags.max, typed, context: this.brokerContext})
       }
       return runMoves({json, list: flags.list || flags['dry-run'], verb: 'published', log: (line) => this.logToStderr(line)}, (hooks) =>
         replay({
           file: args.file, target, toQueue: flags.to, selectors, max: flags.max, rate: flags.rate, bypass: flags.bypass,
-          dryRun: flags['dry-run'], asIs: flags['as-is'], newId: flags['new-id'], ...hooks,
+          dryRun: flags['dry-run'], asIs: flags['as-is'], newId: flags['new-id'], restoreHeaders: flags['restore-headers'], ...hooks,
         }),
       )
     })

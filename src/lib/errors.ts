@@ -64,10 +64,11 @@ export class UsageError extends BqError {
 
 /**
  * A destructive command was not confirmed: exit 2, and nothing was changed. `not-confirmed` when
- * the operator answered no; `confirmation-needed` when there was no terminal to ask and no --yes.
+ * the operator answered no; `confirmation-needed` when there was no terminal to ask and no --yes;
+ * `protected-context` when a protected context refused --yes (src/lib/cli/guardrails.ts).
  */
 export class NotConfirmedError extends UsageError {
-  constructor(message = 'not confirmed: nothing was changed', code: 'not-confirmed' | 'confirmation-needed' = 'not-confirmed') {
+  constructor(message = 'not confirmed: nothing was changed', code: 'not-confirmed' | 'confirmation-needed' | 'protected-context' = 'not-confirmed') {
     super(message, code)
     this.name = 'NotConfirmedError'
   }

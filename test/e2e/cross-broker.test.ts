@@ -50,25 +50,11 @@ describe('across brokers and on failure', () => {
   })
 })
 
-describe('redis replay-bypass opt-in', () => {
-  test('?bypass_ttl=N makes --bypass write expiring bq-replay-bypass:<meta.id> keys, with no warning', async (t) => {
-    if (!(await brokerCases.redis.available(t))) return
-    const {Redis} = await import('ioredis')
-    const redis = new Redis(redisUrl)
-    try {
-      const queue = uniqueQueue('marker')
-      await runBq(['replay', dlqExport(queue), '--as-is', '--to', `${queue}.dlq`, '--yes', '-b', redisUrl, '--max', '1'])
-      const result = await runBq(['dlq', 'redrive', queue, '--bypass', '--yes', '-b', `${redisUrl}?prefix=&bypass_ttl=120`])
-      assert.equal(result.code, 0, result.stderr)
-      assert.ok(!/no-op/.test(result.stderr), result.stderr)
-      const key = 'bq-replay-bypass:4a1f9c2e-7b3d-4e6a-8f10-2c4d6e8fa001'
-      assert.equal(await redis.get(key), '1')
-      const ttl = await redis.ttl(key)
-      assert.ok(ttl > 0 && ttl <= 120, `ttl ${ttl}`)
-      assert.equal(await depth(redisUrl, queue), 1)
-      await redis.del(key, queue)
-    } finally {
-      redis.disconnect()
-    }
+describe('redis replay marker', () => {
+  test('the retired ?bypass_ttl= side key is refused, pointing at the frame that replaced it', async () => {
+    const result = await runBq(['peek', 'orders', '-b', `${redisUrl}?bypass_ttl=120`])
+    assert.equal(result.code, 2, result.stderr)
+    assert.match(result.stderr, /unknown parameter "bypass_ttl" in .*: --bypass now stamps bq-replay-bypass in the SDKs' __bq_frame frame/)
+    assert.ok(!hasStackTrace(result.stderr))
   })
 })

@@ -5,7 +5,7 @@
  *   {"ok": false, "error": {"code", "message", "exitCode"}, "result"?: {...}, "warnings": [...]}
  *
  * `ok` is true exactly when the exit code is 0, `error.exitCode` is the exit code, and warnings
- * (such as --bypass on a broker without headers) land in `warnings`.
+ * (such as an export that stopped at the default --limit) land in `warnings`.
  */
 import {after, before, describe, test} from 'node:test'
 import assert from 'node:assert/strict'
@@ -128,16 +128,23 @@ describe('--json has one envelope on every command', () => {
 })
 
 describe('warnings under --json', () => {
-  test('--bypass on Redis (no headers) lands in warnings, on success and on failure', async (t) => {
+  test('a warning lands in warnings: an export that stopped at the default --limit', async () => {
+    const queue = uniqueQueue('json-warn')
+    for (let i = 0; i < 3; i++) assert.equal((await jsonRun(['replay', exampleDlq, '--as-is', '--to', queue, '--yes', '-b', url])).code, 0)
+    const partial = await jsonRun(['peek', queue, '-b', url])
+    assert.equal(partial.output.ok, true)
+    assert.equal(partial.output.warnings.length, 1)
+    assert.match(partial.output.warnings[0], /the export is partial: it stopped at the default --limit 10/)
+  })
+
+  test('--bypass on Redis rides the SDK frame: no warning, on success and on failure', async (t) => {
     if (!(await requireBroker(t, 'Redis', new URL(redisUrl).hostname, Number(new URL(redisUrl).port || 6379)))) return
     const queue = uniqueQueue('json-warn')
     const ok = await jsonRun(['dlq', 'redrive', queue, '--bypass', '--dry-run', '-b', redisUrl])
     assert.equal(ok.output.ok, true)
-    assert.equal(ok.output.warnings.length, 1)
-    assert.match(ok.output.warnings[0], /redis messages carry no headers, so --bypass cannot stamp bq-replay-bypass there \(a no-op/)
+    assert.deepEqual(ok.output.warnings, [])
     const refused = await jsonRun(['replay', exampleDlq, '--to', queue, '--bypass', '-b', redisUrl])
     assert.equal(failure(refused.output).code, 'confirmation-needed')
-    assert.equal(refused.output.warnings.length, 1)
-    assert.match(refused.output.warnings[0], /no-op/)
+    assert.deepEqual(refused.output.warnings, [])
   })
 })

@@ -1,6 +1,7 @@
 /** Runs the built CLI (bin/run.js) as a user would, capturing output and exit code. */
 import {spawn} from 'node:child_process'
 import type {ChildProcessWithoutNullStreams} from 'node:child_process'
+import {tmpdir} from 'node:os'
 import path from 'node:path'
 
 import {repoRoot} from './conformance.js'
@@ -20,11 +21,17 @@ export interface RunOptions {
   timeoutMs?: number
 }
 
+/**
+ * No test acts through the developer's own contexts (~/.config/bq/contexts.json, $BQ_CONTEXT):
+ * a config directory that does not exist, unless a test passes its own XDG_CONFIG_HOME.
+ */
+const isolatedConfig = {XDG_CONFIG_HOME: path.join(tmpdir(), 'bq-tests-no-config'), BQ_CONTEXT: ''}
+
 /** Starts the CLI and hands back the child (to signal it) and its result when it ends. */
 export function startBq(args: string[], options: RunOptions = {}): {child: ChildProcessWithoutNullStreams; done: Promise<CliResult>} {
   const child = spawn(process.execPath, [binRun, ...args], {
     cwd: options.cwd ?? repoRoot,
-    env: {...process.env, NO_COLOR: '1', ...options.env},
+    env: {...process.env, NO_COLOR: '1', ...isolatedConfig, ...options.env},
     stdio: ['pipe', 'pipe', 'pipe'],
   })
   const done = new Promise<CliResult>((resolve, reject) => {

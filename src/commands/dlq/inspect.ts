@@ -26,6 +26,7 @@ export default class DlqInspect extends BqCommand {
     scan: Flags.integer({description: 'look at no more than this many messages', default: 100_000, min: 1}),
     receive: sharedFlags.receive,
     broker: sharedFlags.broker,
+    context: sharedFlags.context,
   }
 
   async run(): Promise<TriageReport & {messages?: Record<string, unknown>[]}> {

@@ -13,6 +13,7 @@ export default class DlqRecover extends BqCommand {
   static override flags = {
     dlq: Flags.string({description: 'recover this dead-letter queue instead of <queue>.dlq'}),
     broker: sharedFlags.broker,
+    context: sharedFlags.context,
   }
 
   async run(): Promise<{dlq: string; broker: string; recovered: number}> {

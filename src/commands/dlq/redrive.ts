@@ -2,9 +2,10 @@ import {Args, Flags} from '@oclif/core'
 
 import {BqCommand} from '../../lib/cli/base-command.js'
 import {requireReceiveConsent, withBrokers} from '../../lib/cli/broker.js'
-import {confirmOrRequireYes, redriveQuestion} from '../../lib/cli/confirm.js'
+import {redriveQuestion} from '../../lib/cli/confirm.js'
 import {dlqName} from '../../lib/cli/dlq-name.js'
 import {sharedFlags} from '../../lib/cli/flags.js'
+import {confirmChange} from '../../lib/cli/guardrails.js'
 import {bypassWarning, runMoves} from '../../lib/cli/move-run.js'
 import type {MoveResult} from '../../lib/cli/move-run.js'
 import {parseSelector} from '../../lib/ops/match.js'
@@ -14,7 +15,7 @@ export default class DlqRedrive extends BqCommand {
   static override summary = 'Move dead-lettered messages back to their queues (or to a sandbox), reset for reprocessing.'
   static override description = `Each message from <queue>.dlq (or --dlq) is republished to its dead_letter.original_queue (else meta.queue), or to --to, with dead_letter removed and attempts set to 0; every other byte is kept. A message leaves the DLQ only after the target confirmed its copy. Unselected and poison messages stay where they are.
 
-On a queue that counts deliveries (a RabbitMQ quorum queue: every message handed back raises its x-delivery-count, toward its delivery limit) a dry run is refused, and a redrive needs --accept-delivery-cost: what it leaves behind (unselected, poison, unmovable) costs one delivery each.
+On a queue that counts deliveries toward a delivery limit (the README's "Delivery limits" says which, per broker), a dry run that would read by receiving is refused, and a redrive needs --accept-delivery-cost: what it leaves behind (unselected, poison, unmovable) costs one delivery each.
 
 Exit status: 0 when every selected message moved, 3 when some did not, 2 for usage errors or when not confirmed (nothing was changed), 4 when a broker cannot be reached or is lost (the report says what moved), 130 when interrupted (Ctrl-C), 143 on SIGTERM, 129 on SIGHUP: each stops after the current batch and reports what moved.`
   static override aliases = ['redrive']
@@ -37,8 +38,9 @@ Exit status: 0 when every selected message moved, 3 when some did not, 2 for usa
     yes: sharedFlags.yes,
     list: Flags.boolean({description: 'print one line per message (dry runs always do)'}),
     receive: sharedFlags.receive,
-    'accept-delivery-cost': Flags.boolean({description: 'on a queue that counts deliveries (RabbitMQ quorum), accept that each message the redrive leaves behind costs one delivery'}),
+    'accept-delivery-cost': Flags.boolean({description: 'on a queue that counts deliveries toward a limit, accept that each message the redrive leaves behind costs one delivery'}),
     broker: sharedFlags.broker,
+    context: sharedFlags.context,
   }
 
   async run(): Promise<MoveResult> {
@@ -58,7 +60,7 @@ Exit status: 0 when every selected message moved, 3 when some did not, 2 for usa
         const where = flags.to ? `to ${flags.to}` : 'to their original queues'
         const onto = target === source ? '' : ` on ${target.displayUrl}`
         const question = redriveQuestion({dlq, from: source.displayUrl, depth, max: flags.max, selectors, destination: `${where}${onto}`})
-        if (depth > 0) await confirmOrRequireYes(question, flags.yes)
+        if (depth > 0) await confirmChange(question, {yes: flags.yes, max: flags.max, typed: dlq, context: this.brokerContext})
       }
       return runMoves({json, list: flags.list || flags['dry-run'], verb: 'moved', log: (line) => this.logToStderr(line)}, (hooks) =>
         redrive({source, target, dlq, toQueue: flags.to, selectors, max: flags.max, rate: flags.rate, bypass: flags.bypass, dryRun: flags['dry-run'], acceptDeliveryCost, ...hooks}),

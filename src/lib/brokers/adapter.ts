@@ -39,7 +39,7 @@ export interface Capabilities {
   drainBoundedAtStart?: boolean
   /**
    * `--bypass` has an effect: the replay marker reaches consumers. Defaults to `headers`; a
-   * broker without headers may offer a documented side channel instead (Redis `?bypass_ttl=`).
+   * broker without headers may offer a documented side channel instead.
    */
   bypassMarker?: boolean
   /**
@@ -92,6 +92,13 @@ export interface OutgoingMessage {
    * deduplicate by meta.id (SQS FIFO) must still deliver it rather than drop it as a duplicate.
    */
   republish?: boolean
+  /**
+   * Application headers to carry with the message (string → string): a redriven message's own
+   * headers (W3C `traceparent` and the like), or those an export recorded, restored by replay.
+   * Never bq's projected `bq-*` headers (the adapter writes those from `fields`) nor broker
+   * bookkeeping. Adapters write them where the binding has a header channel (Redis: the frame).
+   */
+  appHeaders?: Record<string, string>
 }
 
 /** A message as found on the broker. */
@@ -106,6 +113,17 @@ export interface BrokerMessage {
   enqueuedAt?: number
   /** A broker-specific position or id, for display (list index, row id, offset, sequence number). */
   position?: string
+  /**
+   * The message's application headers (string → string) that travel with it on a redrive or an
+   * export: everything in its native headers except bq's projected `bq-*` headers, the replay
+   * marker and broker bookkeeping (delivery counts, death records, timestamps). Empty when none.
+   */
+  appHeaders?: Record<string, string>
+  /**
+   * The value exactly as stored when the binding wraps the body (a Redis `__bq_frame` frame);
+   * `body` is then the envelope inside. Undefined when the stored value is the body.
+   */
+  stored?: Buffer
 }
 
 /** A message taken from a queue by a drain session; it stays recoverable until acked. */

@@ -1,9 +1,11 @@
 import {Command} from '@oclif/core'
 import type {Interfaces} from '@oclif/core'
 
+import {chooseBroker, contextLine} from '../contexts/resolve.js'
+import type {ContextInUse} from '../contexts/resolve.js'
 import {BqError, BrokenPipeError, UsageError, outcomeOf} from '../errors.js'
 import {failureJson, successJson} from '../output/json-output.js'
-import type {JsonFailure, JsonSuccess} from '../output/json-output.js'
+import type {JsonContext, JsonFailure, JsonSuccess} from '../output/json-output.js'
 import {refuseEmptyNames} from './flags.js'
 
 type OclifError = Error & {oclif?: {exit?: number}; code?: string; parse?: unknown}
@@ -20,11 +22,16 @@ type Parsed = {[name: string]: unknown}
  * - Under --json every command prints one object: `{ok, result, warnings}` on success,
  *   `{ok, error, result?, warnings}` on failure (src/lib/output/json-output.ts).
  * - `this.warn()` is the one warning path: stderr, and the `warnings` list of the JSON output.
+ * - A command with a `context` flag acts on a broker: parse() picks it (src/lib/contexts/resolve.ts)
+ *   and, when a context is in use, says so in one stderr line and a JSON `context` field.
  */
 export abstract class BqCommand extends Command {
   static override enableJsonFlag = true
 
   private readonly collectedWarnings: string[] = []
+
+  /** The context this run acts through (--context, $BQ_CONTEXT, bq context use), if any. */
+  protected brokerContext?: ContextInUse
 
   /** Prints a warning on stderr (also under --json) and records it for the JSON output. */
   override warn(input: string | Error): string | Error {
@@ -38,16 +45,34 @@ export abstract class BqCommand extends Command {
   protected override async parse<F extends Parsed, B extends Parsed, A extends Parsed>(options?: Interfaces.Input<F, B, A>, argv?: string[]): Promise<Interfaces.ParserOutput<F, B, A>> {
     const parsed = await super.parse(options, argv)
     refuseEmptyNames(parsed.flags)
+    if (Object.hasOwn(this.ctor.flags ?? {}, 'context')) this.useContext(parsed.flags as {broker?: string; context?: string})
     return parsed
   }
 
+  /**
+   * A context's URL (password filled in) becomes the --broker value, so every command's broker
+   * code stays as it was; the operator is told which context and broker, always, on stderr.
+   */
+  private useContext(flags: {broker?: string; context?: string}): void {
+    const choice = chooseBroker(flags)
+    if (choice.context === undefined) return
+    this.brokerContext = choice.context
+    flags.broker = choice.url
+    process.stderr.write(`${contextLine(choice.context)}\n`)
+  }
+
   protected override toSuccessJson(result: unknown): JsonSuccess {
-    return successJson(result, this.collectedWarnings)
+    return successJson(result, this.collectedWarnings, this.jsonContext())
   }
 
   protected override toErrorJson(error: unknown): JsonFailure {
     const outcome = outcomeOf(error)
-    return failureJson(outcome, outcome.result, this.collectedWarnings)
+    return failureJson(outcome, outcome.result, this.collectedWarnings, this.jsonContext())
+  }
+
+  private jsonContext(): JsonContext | undefined {
+    const context = this.brokerContext
+    return context === undefined ? undefined : {name: context.name, broker: context.broker, protected: context.protected}
   }
 
   protected override async catch(raised: OclifError): Promise<unknown> {

@@ -24,6 +24,23 @@ export async function confirmOrRequireYes(question: string, yes: boolean): Promi
   if (!answer.proceed) throw new NotConfirmedError()
 }
 
+/**
+ * The stronger question, for a protected context: the operator types `expected` (the queue) to
+ * confirm; anything else is a no. Needs a terminal: off one, NotConfirmedError as above.
+ */
+export async function confirmByTyping(question: string, expected: string, offTerminal: string): Promise<void> {
+  if (!process.stdin.isTTY || !process.stdout.isTTY) throw new NotConfirmedError(offTerminal, 'confirmation-needed')
+  const {default: inquirer} = await import('inquirer')
+  let answer: {typed: string}
+  try {
+    answer = await inquirer.prompt<{typed: string}>([{type: 'input', name: 'typed', message: `${question} Type ${expected} to confirm:`}])
+  } catch (error) {
+    if (error instanceof Error && error.name === 'ExitPromptError') throw new InterruptedError('interrupted at the confirmation prompt: nothing was changed', undefined, promptSignal(error.message))
+    throw error
+  }
+  if (answer.typed.trim() !== expected) throw new NotConfirmedError(`not confirmed (typed "${answer.typed.trim()}", not ${expected}): nothing was changed`)
+}
+
 /** The signal inquirer names in its message, SIGINT (a Ctrl-C key press names none) otherwise. */
 function promptSignal(message: string): StopSignal {
   return /\bSIGTERM\b/.test(message) ? 'SIGTERM' : /\bSIGHUP\b/.test(message) ? 'SIGHUP' : 'SIGINT'

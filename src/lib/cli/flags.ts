@@ -4,7 +4,9 @@ import {UsageError} from '../errors.js'
 
 /** Flags several commands share, defined once so their names and help stay identical. */
 export const sharedFlags = {
-  broker: Flags.string({char: 'b', description: 'broker URL, e.g. redis://127.0.0.1:6379 or amqp://guest:guest@localhost (default: $BQ_BROKER, else the embedded sqlite store)', helpGroup: 'BROKER'}),
+  broker: Flags.string({char: 'b', description: 'broker URL, e.g. redis://127.0.0.1:6379 or amqp://guest:guest@localhost (default: --context, $BQ_BROKER, $BQ_CONTEXT, the current context, else the embedded sqlite store)', helpGroup: 'BROKER'}),
+  // Every command with `broker` also takes `context`: BqCommand resolves the pair (src/lib/contexts/resolve.ts).
+  context: Flags.string({description: 'act on this named context (bq context list); default: $BQ_CONTEXT, else the current context (bq context use)', helpGroup: 'BROKER'}),
   dryRun: Flags.boolean({char: 'n', description: 'show what would happen; change nothing', default: false}),
   yes: Flags.boolean({char: 'y', description: 'do not ask for confirmation (required when not on a terminal)'}),
   limit: Flags.integer({char: 'l', description: 'how many messages to show (0 = no limit, as --all)', default: 10, min: 0}),
@@ -22,12 +24,12 @@ export const sharedFlags = {
  * with the variable unset) they would quietly mean "the default": the original queue, the source
  * broker, the embedded store.
  */
-const NAMING_FLAGS = ['queue', 'to', 'dlq', 'broker', 'to-broker'] as const
+const NAMING_FLAGS = ['queue', 'to', 'dlq', 'broker', 'to-broker', 'context'] as const
 
 /** Refuses an empty queue or broker name before anything runs: a usage error (exit 2). BqCommand calls it after parsing. */
 export function refuseEmptyNames(flags: Record<string, unknown>): void {
   for (const name of NAMING_FLAGS) {
     const value = flags[name]
-    if (typeof value === 'string' && value.trim() === '') throw new UsageError(`--${name} is empty (an unset shell variable?): name a ${name.includes('broker') ? 'broker' : 'queue'}; nothing was done`)
+    if (typeof value === 'string' && value.trim() === '') throw new UsageError(`--${name} is empty (an unset shell variable?): name a ${name === 'context' ? 'context' : name.includes('broker') ? 'broker' : 'queue'}; nothing was done`)
   }
 }

@@ -69,5 +69,5 @@ export function unfinishedRun(result: MoveResult, verb: string, signal: StopSign
 /** The warning for --bypass on a target that cannot carry the replay marker, or undefined. */
 export function bypassWarning(target: BrokerAdapter, bypass: boolean): string | undefined {
   if (!bypass || (target.capabilities.bypassMarker ?? target.capabilities.headers)) return undefined
-  return `${target.kind} messages carry no headers, so --bypass cannot stamp bq-replay-bypass there (a no-op; on Redis, add ?bypass_ttl=SECONDS to the URL to write marker keys instead); use a sandbox queue with --to instead`
+  return `${target.kind} messages carry no headers, so --bypass cannot stamp bq-replay-bypass there (a no-op); use a sandbox queue with --to instead`
 }

@@ -1,6 +1,7 @@
 import {isUtf8} from 'node:buffer'
 
 import type {EnvelopeFields} from './fields.js'
+import {FRAME_KEY, readFrame} from './frame.js'
 import {JsonSyntaxError, lineColumn, memberOf, parseJsonTree, sourceOf} from './json-tree.js'
 import type {JsonNode, Member, ObjectNode} from './json-tree.js'
 
@@ -180,6 +181,11 @@ export function decode(body: Buffer | Uint8Array | string): Envelope {
  * poison; `validate` reports them.
  */
 export function notEnvelopeReason(envelope: Envelope): string | undefined {
+  // The SDKs' Redis frame (frame.ts) is a wrapper, never an envelope, even around job and meta.
+  if (envelope.node(FRAME_KEY) !== undefined) {
+    const frame = readFrame(envelope.text)
+    return frame.kind === 'malformed' ? `not an envelope: ${frame.reason}` : `not an envelope: a ${FRAME_KEY} frame (the SDKs' Redis wrapper) where a bare envelope belongs`
+  }
   const urn = envelope.urn
   if (urn === undefined || urn === '') return 'not an envelope: no non-empty string "job" (or "urn")'
   const meta = envelope.node('meta')

@@ -95,8 +95,8 @@ const DEFAULT_BATCH = 500
 export const BATCH_BYTES = 64 * 1024 * 1024
 
 /**
- * The largest message a redrive (or replay) moves: 128 MiB, RabbitMQ's default maximum (Service
- * Bus premium allows 100 MB). A larger one is not read into the codec: it stays where it is and
+ * The largest message a redrive (or replay) moves: 128 MiB (README "Limits"), more than most
+ * brokers accept by default and small enough to keep a run's memory bounded. A larger one is not read into the codec: it stays where it is and
  * is reported as failed with its size, and the run goes on.
  */
 export const MAX_MOVE_MESSAGE_BYTES = 128 * 1024 * 1024
@@ -264,7 +264,10 @@ export async function redrive(request: RedriveRequest): Promise<RedriveReport> {
       fields.attempts = 0
       const group = groups.get(queue) ?? []
       // Only what the report needs is kept until the move: the view and its tree die young.
-      group.push({message, about: aboutOf(view), outgoing: {body, fields, bypass: request.bypass, republish: true}})
+      const outgoing: OutgoingMessage = {body, fields, bypass: request.bypass, republish: true}
+      // The message's own headers (traceparent and the like) travel with it, to this broker or another.
+      if (message.appHeaders !== undefined && Object.keys(message.appHeaders).length > 0) outgoing.appHeaders = message.appHeaders
+      group.push({message, about: aboutOf(view), outgoing})
       groups.set(queue, group)
     }
     return {kept, groups}

@@ -2,6 +2,7 @@ import {randomUUID} from 'node:crypto'
 
 import {BODY_ATTEMPTS, type BrokerAdapter, type BrokerMessage, type OutgoingMessage} from '../brokers/adapter.js'
 import {fieldsOf, resetForRedrive, withNewId} from '../envelope/envelope.js'
+import {readExportLine} from '../envelope/export-line.js'
 import {describeError} from '../errors.js'
 import {matchesAll} from './match.js'
 import type {Selector} from './match.js'
@@ -29,6 +30,8 @@ export interface ReplayRequest {
   asIs: boolean
   /** Mint a fresh meta.id per message, keeping trace_id. */
   newId: boolean
+  /** Publish the headers a `--with-headers` export line recorded (export-line.ts) with its message. */
+  restoreHeaders?: boolean
   onItem?: (item: RedriveItem) => void
   stopRequested?: () => boolean
 }
@@ -50,13 +53,15 @@ export async function replay(request: ReplayRequest): Promise<RedriveReport> {
   let planned = 0
   const full = () => request.max > 0 && planned >= request.max
 
-  const consider = (body: Buffer, where: string) => {
+  const consider = (body: Buffer, where: string, appHeaders: Record<string, string> | undefined) => {
     if (full() || report.stopped_early) return
     counts.examined++
     const message: BrokerMessage = {body, headers: {}, native: {}, position: where}
     const view = viewOf(message, BODY_ATTEMPTS)
+    // Only what an export line recorded, and only when asked for; none is an absent field, not {}.
+    const restored = request.restoreHeaders && appHeaders !== undefined && Object.keys(appHeaders).length > 0 ? {appHeaders} : {}
     if (!view.envelope) {
-      if (request.asIs && request.toQueue) return queue(view, request.toQueue, {body, fields: null, bypass: request.bypass, republish: true})
+      if (request.asIs && request.toQueue) return queue(view, request.toQueue, {body, fields: null, bypass: request.bypass, republish: true, ...restored})
       return emit(view, 'poison', null, `${where}: ${view.decodeError}`)
     }
     if (!matchesAll(view, request.selectors)) return emit(view, 'skipped', null)
@@ -70,7 +75,7 @@ export async function replay(request: ReplayRequest): Promise<RedriveReport> {
     const replayed = envelope === view.envelope ? view : {...view, id: envelope.id}
     // A copy keeps its meta.id unless --new-id minted one, so brokers that deduplicate by it must not drop it.
     const republish = request.asIs || !request.newId
-    queue(replayed, target, {body: request.asIs ? body : envelope.toBuffer(), fields: fieldsOf(envelope), bypass: request.bypass, republish})
+    queue(replayed, target, {body: request.asIs ? body : envelope.toBuffer(), fields: fieldsOf(envelope), bypass: request.bypass, republish, ...restored})
   }
   const queue = (view: MessageView, target: string, outgoing: OutgoingMessage) => {
     planned++
@@ -114,7 +119,16 @@ export async function replay(request: ReplayRequest): Promise<RedriveReport> {
         request.onItem?.({id: null, trace_id: null, urn: null, reason: null, target: null, outcome: 'poison', error: `${where}: ${message.readError?.message ?? 'unreadable'}`})
         return
       }
-      consider(Buffer.from(message.text, 'utf8'), where)
+      const line = readExportLine(message.text)
+      if (line.kind === 'broken') {
+        counts.examined++
+        counts.poison++
+        request.onItem?.({id: null, trace_id: null, urn: null, reason: null, target: null, outcome: 'poison', error: `${where}: ${line.path}: ${line.message}`})
+        return
+      }
+      // A `--with-headers` export line carries the envelope inside; any other line is the envelope.
+      if (line.kind === 'wrapped') consider(Buffer.from(line.envelope, 'utf8'), where, line.headers)
+      else consider(Buffer.from(message.text, 'utf8'), where, undefined)
     },
     {afterChunk: flush},
   )

@@ -1,5 +1,7 @@
+import {readExportLine} from '../envelope/export-line.js'
+import {FRAME_KEY, readFrame} from '../envelope/frame.js'
 import {validateEnvelopeText} from '../envelope/validate.js'
-import type {Problem} from '../envelope/validate.js'
+import type {EnvelopeCheck, Problem} from '../envelope/validate.js'
 import type {SchemaRegistry} from '../schema/registry.js'
 import {readMessages} from './read-messages.js'
 import type {MessageText} from './read-messages.js'
@@ -82,7 +84,7 @@ export function checkMessage(message: MessageText, options: ValidateOptions): Me
     if (message.bom) problems.unshift(BOM_PROBLEM)
     return {source, line, valid: false, urn: options.urn, problems}
   }
-  const check = validateEnvelopeText(message.text)
+  const check = checkEnvelopeOrExportLine(message.text)
   const problems = check.problems
   if (message.bom) problems.unshift(BOM_PROBLEM)
   const data = check.value?.data
@@ -95,6 +97,25 @@ export function checkMessage(message: MessageText, options: ValidateOptions): Me
     }
   }
   return {source, line, valid: false, urn: check.urn, id: check.id, problems}
+}
+
+/**
+ * A `peek --jsonl --with-headers` line is checked as the envelope inside it (paths under
+ * `$.envelope`); a broken wrapper is one error. Any other text is an envelope.
+ */
+function checkEnvelopeOrExportLine(text: string): EnvelopeCheck {
+  // A Redis value exported whole (`peek --raw`) may be the SDKs' frame: the envelope inside is checked.
+  const frame = readFrame(text)
+  if (frame.kind === 'malformed') return {problems: [{severity: 'error', code: 'frame.invalid', path: '$', message: frame.reason}]}
+  if (frame.kind === 'frame') {
+    const check = validateEnvelopeText(frame.body.toString('utf8'))
+    return {...check, problems: check.problems.map((problem) => ({...problem, message: `${problem.message} (in the ${FRAME_KEY} frame's body)`}))}
+  }
+  const exported = readExportLine(text)
+  if (exported.kind === 'envelope') return validateEnvelopeText(text)
+  if (exported.kind === 'broken') return {problems: [{severity: 'error', code: 'export.line', path: exported.path, message: exported.message}]}
+  const check = validateEnvelopeText(exported.envelope)
+  return {...check, problems: check.problems.map((problem) => ({...problem, path: `$.envelope${problem.path.slice(1)}`}))}
 }
 
 const BOM_PROBLEM: Problem = {severity: 'warning', code: 'encoding.bom', path: '$', message: 'starts with a UTF-8 byte order mark; BabelQueue bodies are plain UTF-8 JSON'}

@@ -7,6 +7,9 @@
  * `ok` is true exactly when the exit code is 0. A failure carries `result` when the run did
  * something worth reporting before it ended (a partial or interrupted redrive's full report,
  * validate's results). `warnings` is always present.
+ *
+ * A run through a named context (bq context) adds a last key, `"context": {"name", "broker",
+ * "protected"}`; without one the keys are exactly those above.
  */
 
 export interface JsonError {
@@ -15,10 +18,18 @@ export interface JsonError {
   exitCode: number
 }
 
+/** The context a run acted through; the broker URL carries no password. */
+export interface JsonContext {
+  name: string
+  broker: string
+  protected: boolean
+}
+
 export interface JsonSuccess<T = unknown> {
   ok: true
   result: T
   warnings: string[]
+  context?: JsonContext
 }
 
 export interface JsonFailure<T = unknown> {
@@ -26,14 +37,15 @@ export interface JsonFailure<T = unknown> {
   error: JsonError
   result?: T
   warnings: string[]
+  context?: JsonContext
 }
 
 export type JsonOutput<T = unknown> = JsonSuccess<T> | JsonFailure<T>
 
-export function successJson<T>(result: T, warnings: readonly string[]): JsonSuccess<T> {
-  return {ok: true, result, warnings: [...warnings]}
+export function successJson<T>(result: T, warnings: readonly string[], context?: JsonContext): JsonSuccess<T> {
+  return {ok: true, result, warnings: [...warnings], ...(context === undefined ? {} : {context})}
 }
 
-export function failureJson(error: JsonError, result: unknown, warnings: readonly string[]): JsonFailure {
-  return {ok: false, error: {code: error.code, message: error.message, exitCode: error.exitCode}, ...(result === undefined ? {} : {result}), warnings: [...warnings]}
+export function failureJson(error: JsonError, result: unknown, warnings: readonly string[], context?: JsonContext): JsonFailure {
+  return {ok: false, error: {code: error.code, message: error.message, exitCode: error.exitCode}, ...(result === undefined ? {} : {result}), warnings: [...warnings], ...(context === undefined ? {} : {context})}
 }

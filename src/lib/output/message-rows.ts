@@ -1,3 +1,4 @@
+import {wrapExportLine} from '../envelope/export-line.js'
 import {compactJson} from '../envelope/json-tree.js'
 import type {MessageView} from '../ops/message-view.js'
 import {formatAge, formatBytes, isoTime} from './table.js'
@@ -46,4 +47,10 @@ export function messageJson(view: MessageView, options: {headers?: boolean} = {}
 export function jsonlLine(view: MessageView): string | undefined {
   if (!view.envelope) return undefined
   return compactJson(view.envelope.text, view.envelope.root)
+}
+
+/** One header-keeping export line (`--jsonl --with-headers`): `{"envelope":…,"headers":{…}}`, see export-line.ts. */
+export function jsonlLineWithHeaders(view: MessageView): string | undefined {
+  if (!view.envelope) return undefined
+  return wrapExportLine(view.envelope.text, view.envelope.root, view.message.appHeaders ?? {})
 }

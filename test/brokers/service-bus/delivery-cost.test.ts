@@ -111,7 +111,7 @@ describe('service-bus: what a redrive costs in delivery counts', () => {
     const receiver = raw.createReceiver(queue, {skipParsingBodyAsJson: true})
     const messages = await receiver.receiveMessages(6, {maxWaitTimeInMs: 5000})
     assert.equal(messages.length, 6)
-    for (const message of messages) await receiver.deadLetterMessage(message, {deadLetterReason: 'Failed'})
+    for (const message of messages) await receiver.deadLetterMessage(message, {deadLetterReason: 'Failed', deadLetterErrorDescription: 'test'})
     await receiver.close()
     assert.equal(await withAdapter((adapter) => adapter.readsCostDeliveries!(dlq)), undefined)
     assert.ok((await withAdapter((adapter) => adapter.readsCostDeliveries!(queue))) !== undefined, 'the queue itself counts')

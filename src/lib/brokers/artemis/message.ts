@@ -13,6 +13,7 @@ import {ARTEMIS_REPLAY_BYPASS_PROPERTY, DELIVERY_TIME_ANNOTATION, artemisMessage
 import {BYPASS_MARKER_VALUE, carried, delayMillis, epochMillis, nativeText, nonNegativeInt} from '../shared/native-values.js'
 import type {NativeFields} from '../../envelope/fields.js'
 import type {BrokerMessage, OutgoingMessage} from '../adapter.js'
+import {artemisAppHeaders, artemisPropertiesFor} from './app-headers.js'
 
 /** AMQP body section type codes (AMQP 1.0 §3.2). */
 const DATA_SECTION = 0x75
@@ -30,12 +31,14 @@ export function toAmqpMessage(message: OutgoingMessage, nowMs = Date.now()): Mes
   const body = rhea.message.data_section(message.body)
   if (message.fields !== null) {
     const projected = artemisMessageFields(message.fields, {bypass: message.bypass, delayMs: message.delayMs, nowMs})
-    return {...projected, durable: true, body} as unknown as Message
+    return {...projected, application_properties: artemisPropertiesFor(message, projected.application_properties), durable: true, body} as unknown as Message
   }
   // Not a decodable envelope (a poison body being moved or replayed): the bytes, durable, nothing projected.
   const amqp: Record<string, unknown> = {durable: true, body}
   if (message.bypass) amqp.application_properties = {[ARTEMIS_REPLAY_BYPASS_PROPERTY]: BYPASS_MARKER_VALUE}
   if (message.delayMs !== undefined) amqp.message_annotations = {[DELIVERY_TIME_ANNOTATION]: nowMs + delayMillis(message.delayMs)}
+  const properties = artemisPropertiesFor(message, amqp.application_properties as Record<string, unknown> | undefined)
+  if (properties !== undefined) amqp.application_properties = properties
   return amqp as unknown as Message
 }
 
@@ -58,7 +61,7 @@ export function toBrokerMessage(message: Message, position: string, via: ReadVia
   }
   const deadLetter = deadLetterOf(annotations, properties)
   if (deadLetter !== undefined) native.nativeDeadLetter = deadLetter
-  const result: BrokerMessage = {body: bodyBytes(message.body), headers: headersOf(message, annotations, properties), native, position}
+  const result: BrokerMessage = {body: bodyBytes(message.body), headers: headersOf(message, annotations, properties), native, appHeaders: artemisAppHeaders(properties), position}
   const ingress = epochMillis(annotations[INGRESS_TIME_ANNOTATION])
   if (ingress !== undefined) result.enqueuedAt = ingress
   return result

@@ -3,6 +3,7 @@
  * timestamp = meta.created_at) and the display + inverse projection on the way in.
  */
 import {BYPASS_MARKER_VALUE} from '../shared/native-values.js'
+import {outgoingAppHeaders, pickAppHeaders} from '../shared/app-headers.js'
 import {kafkaHeaders, kafkaNativeFields, kafkaTimestamp} from './binding.js'
 import {REPLAY_BYPASS_HEADER} from '../../envelope/fields.js'
 import type {BrokerMessage, OutgoingMessage} from '../adapter.js'
@@ -10,10 +11,13 @@ import type {KafkaMessage, KafkaRecord} from './client/index.js'
 
 /** The record bq produces for a message. A body that is not an envelope gets no `bq-` headers. */
 export function toKafkaMessage(message: OutgoingMessage): KafkaMessage {
+  // App headers first, so bq's projection (written after) wins on any clash.
+  const app = outgoingAppHeaders(message)
   if (message.fields === null) {
-    return {value: message.body, ...(message.bypass ? {headers: {[REPLAY_BYPASS_HEADER]: BYPASS_MARKER_VALUE}} : {})}
+    const headers = {...app, ...(message.bypass ? {[REPLAY_BYPASS_HEADER]: BYPASS_MARKER_VALUE} : {})}
+    return {value: message.body, ...(Object.keys(headers).length > 0 ? {headers} : {})}
   }
-  return {value: message.body, headers: kafkaHeaders(message.fields, {bypass: message.bypass}), timestamp: kafkaTimestamp(message.fields)}
+  return {value: message.body, headers: {...app, ...kafkaHeaders(message.fields, {bypass: message.bypass})}, timestamp: kafkaTimestamp(message.fields)}
 }
 
 /** A record exactly as it was (key, value, every header, timestamp), for putting it back on its partition. */
@@ -66,6 +70,7 @@ export function toBrokerMessage(topic: string, partition: number, record: KafkaR
     body: record.value,
     headers: {topic, partition, offset: record.offset, timestamp: record.timestamp, key: record.key === null ? null : record.key.toString('utf8'), headers},
     native,
+    appHeaders: kafkaAppHeaders(record.headers),
     enqueuedAt: record.timestamp,
     position: positionOf(partition, record.offset),
   }
@@ -73,4 +78,13 @@ export function toBrokerMessage(topic: string, partition: number, record: KafkaR
 
 function text(value: Buffer | string): string {
   return typeof value === 'string' ? value : value.toString('utf8')
+}
+
+/**
+ * Record headers that are not bq's, as text: a value that is not valid UTF-8, and a name repeated
+ * in one record (a string → string map cannot hold both values), are left out.
+ */
+function kafkaAppHeaders(headers: KafkaRecord['headers']): Record<string, string> {
+  const single = Object.fromEntries(Object.entries(headers).filter(([, value]) => !Array.isArray(value)))
+  return pickAppHeaders(single, {rule: 'utf8-bytes'})
 }

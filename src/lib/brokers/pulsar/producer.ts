@@ -7,6 +7,7 @@
 import type WebSocket from 'ws'
 
 import {pulsarProperties} from './binding.js'
+import {pulsarPropertiesFor} from './app-headers.js'
 import {BYPASS_MARKER_VALUE} from '../shared/native-values.js'
 import {REPLAY_BYPASS_HEADER} from '../../envelope/fields.js'
 import {BqError, ConnectionError, UsageError, describeError} from '../../errors.js'
@@ -143,7 +144,7 @@ function frameOf(message: OutgoingMessage): Record<string, unknown> {
     if (message.bypass) properties[REPLAY_BYPASS_HEADER] = BYPASS_MARKER_VALUE
     if (delayMs > 0) properties['bq-delay'] = String(Math.round(delayMs))
   }
-  const frame: Record<string, unknown> = {payload: message.body.toString('base64'), properties}
+  const frame: Record<string, unknown> = {payload: message.body.toString('base64'), properties: pulsarPropertiesFor(message, properties)}
   if (delayMs > 0) frame.deliverAfterMs = Math.round(delayMs)
   return frame
 }

@@ -13,6 +13,7 @@
  * stored entry when the read began), so a read is bounded and never waits for new messages.
  */
 import {pulsarNativeFields} from './binding.js'
+import {pulsarAppHeaders} from './app-headers.js'
 import type {BrokerMessage} from '../adapter.js'
 import type {InternalStats, PulsarAdmin} from './admin.js'
 import {comparePositions, decodeMessageId, encodeMessageId, formatPosition, inDeletedRanges, parseDeletedRanges, parsePosition, type Position} from './message-id.js'
@@ -139,7 +140,7 @@ export function toBrokerMessage(message: WsMessage, position: Position | undefin
     native.nativeDeadLetter = {reason: NATIVE_DLQ_REASON, originalQueue: queueOfTopic(realTopic, target)}
     if (properties[ORIGIN_MESSAGE_ID] !== undefined) headers.origin_message_id = properties[ORIGIN_MESSAGE_ID]
   }
-  const result: BrokerMessage = {body: Buffer.from(message.payload ?? '', 'base64'), headers, native}
+  const result: BrokerMessage = {body: Buffer.from(message.payload ?? '', 'base64'), headers, native, appHeaders: pulsarAppHeaders(properties)}
   if (position !== undefined) result.position = formatPosition(position)
   const published = Date.parse(message.publishTime ?? '')
   if (Number.isFinite(published)) result.enqueuedAt = published

@@ -9,6 +9,7 @@
 import type {ChannelModel, ConfirmChannel, ConsumeMessage, Options} from 'amqplib'
 
 import {rabbitPublishOptions} from './binding.js'
+import {rabbitHeadersFor} from './app-headers.js'
 import {BYPASS_MARKER_VALUE} from '../shared/native-values.js'
 import {REPLAY_BYPASS_HEADER} from '../../envelope/fields.js'
 import {BqError, ConnectionError, QueueNotFoundError, UsageError, describeError} from '../../errors.js'
@@ -264,10 +265,16 @@ export class RabbitAdapter extends AdapterBase<RabbitDrainSession> {
   }
 
   private publishOptions(message: OutgoingMessage): Options.Publish {
-    if (message.fields !== null) return {...rabbitPublishOptions(message.fields, {bypass: message.bypass}), mandatory: true}
-    // Not a decodable envelope (a poison body being moved): the bytes, durable, nothing projected.
-    const options: Options.Publish = {contentType: 'application/json', persistent: true, mandatory: true}
-    if (message.bypass) options.headers = {[REPLAY_BYPASS_HEADER]: BYPASS_MARKER_VALUE}
+    let options: Options.Publish
+    if (message.fields !== null) {
+      options = {...rabbitPublishOptions(message.fields, {bypass: message.bypass}), mandatory: true}
+    } else {
+      // Not a decodable envelope (a poison body being moved): the bytes, durable, nothing projected.
+      options = {contentType: 'application/json', persistent: true, mandatory: true}
+      if (message.bypass) options.headers = {[REPLAY_BYPASS_HEADER]: BYPASS_MARKER_VALUE}
+    }
+    const headers = rabbitHeadersFor(message, options.headers)
+    if (headers !== undefined) options.headers = headers
     return options
   }
 

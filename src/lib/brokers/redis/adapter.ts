@@ -1,7 +1,9 @@
 /**
  * Redis reliable-list adapter (ioredis). A queue is the list `<prefix><queue>`; producers
  * RPUSH, consumers move from the head into `<list>:processing`. Bodies are Buffers end to end
- * so they stay byte-exact. Redis lists carry no metadata, so headers are always empty.
+ * so they stay byte-exact. Redis lists carry no metadata, so headers (a redriven message's
+ * `traceparent`, the replay marker) ride in the SDKs' `__bq_frame` frame (frames.ts): every read
+ * unwraps one, every write frames a message that has headers and stores the bare body otherwise.
  */
 import {Redis} from 'ioredis'
 
@@ -11,11 +13,13 @@ import type {BrokerAdapter, BrokerMessage, BrowseOptions, Capabilities, DrainOpt
 import {AdapterBase} from '../shared/adapter-base.js'
 import {scrubSecrets} from '../shared/redact.js'
 import {RedisDrainSession, chunks, recoverAll, type RedisKeys} from './drain.js'
+import {messageOf, storedOf} from './frames.js'
 import {DEFAULT_LOCK_TTL_MS, DrainLock} from './lock.js'
 import {parseRedisUrl} from './url.js'
 import {checkBrowse} from '../shared/check-arguments.js'
 
-const CAPABILITIES: Capabilities = {truePeek: true, headers: false, delay: false, nativeDlq: false, atomicMove: true, afterCrash: 'staging'}
+// Headers (and so the replay marker) ride in the SDK frame.
+const CAPABILITIES: Capabilities = {truePeek: true, headers: true, bypassMarker: true, delay: false, nativeDlq: false, atomicMove: true, afterCrash: 'staging'}
 
 /** RPUSH commands sent per pipeline round trip (each carries up to SCRIPT_BATCH bodies). */
 const PIPELINE_COMMANDS = 64
@@ -98,7 +102,7 @@ export async function createRedisAdapter(url: URL, displayUrl: string, options: 
   } finally {
     clearTimeout(timer)
   }
-  return new RedisAdapter(client, displayUrl, target.prefix, target.secrets, options.lockTtlMs ?? DEFAULT_LOCK_TTL_MS, target.bypassTtlSeconds, commandTimeoutMs)
+  return new RedisAdapter(client, displayUrl, target.prefix, target.secrets, options.lockTtlMs ?? DEFAULT_LOCK_TTL_MS, target.notify, commandTimeoutMs)
 }
 
 /** A short, secret-free reason for a failed connection. */
@@ -115,7 +119,7 @@ function connectReason(error: unknown, secrets: string[], connectTimeoutMs: numb
 
 class RedisAdapter extends AdapterBase<RedisDrainSession> {
   readonly kind = 'redis'
-  readonly capabilities: Capabilities
+  readonly capabilities = CAPABILITIES
   readonly binding = BODY_ATTEMPTS
 
   constructor(
@@ -124,26 +128,12 @@ class RedisAdapter extends AdapterBase<RedisDrainSession> {
     private readonly prefix: string,
     private readonly secrets: string[],
     private readonly lockTtlMs: number,
-    private readonly bypassTtlSeconds: number | undefined,
+    /** Keep Laravel's `<list>:notify` in step (url.ts). */
+    private readonly notify: boolean,
     private readonly commandTimeoutMs: number,
   ) {
     // A session that fails to close leaves messages in the staging lists until recover: say so.
     super(displayUrl, {name: 'Redis', rethrowSessionErrors: true})
-    this.capabilities = {...CAPABILITIES, bypassMarker: bypassTtlSeconds !== undefined}
-  }
-
-  /** Writes the opt-in replay-marker keys (see redis-url.ts) for the messages that ask for one. */
-  async markBypass(messages: OutgoingMessage[]): Promise<void> {
-    if (this.bypassTtlSeconds === undefined) return
-    const marked = messages.filter((message) => message.bypass && message.fields?.id)
-    if (marked.length === 0) return
-    const pipeline = this.client.pipeline()
-    for (const message of marked) pipeline.set(`${this.prefix}bq-replay-bypass:${message.fields?.id}`, '1', 'EX', this.bypassTtlSeconds)
-    try {
-      for (const [error] of (await pipeline.exec()) ?? []) if (error) throw error
-    } catch (error) {
-      throw this.wrap('write replay-bypass markers', error)
-    }
   }
 
   async publish(queue: string, messages: OutgoingMessage[]): Promise<void> {
@@ -151,14 +141,17 @@ class RedisAdapter extends AdapterBase<RedisDrainSession> {
     for (const message of messages) {
       if ((message.delayMs ?? 0) > 0) throw new UsageError(`${this.displayUrl}: Redis lists have no delayed delivery`)
     }
-    // Markers first: a marker without its message is harmless (it expires); the reverse is not.
-    await this.markBypass(messages)
-    const batches = chunks(messages, (message) => message.body.length)
+    const batches = chunks(messages.map(storedOf), (stored) => stored.length)
     let accepted = 0
     for (let start = 0; start < batches.length; start += PIPELINE_COMMANDS) {
-      const pipeline = this.client.pipeline()
       const round = batches.slice(start, start + PIPELINE_COMMANDS)
-      for (const batch of round) pipeline.rpush(key, ...batch.map((message) => message.body))
+      // With Laravel's notify list the round is one MULTI: elements and wake-up entries land together.
+      const pipeline = this.notify ? this.client.multi() : this.client.pipeline()
+      for (const batch of round) {
+        pipeline.rpush(key, ...batch)
+        if (this.notify) pipeline.rpush(`${key}:notify`, ...batch.map(() => '1'))
+      }
+      const step = this.notify ? 2 : 1
       let results: Array<[Error | null, unknown]> | null
       try {
         results = await pipeline.exec()
@@ -166,12 +159,12 @@ class RedisAdapter extends AdapterBase<RedisDrainSession> {
         throw this.wrap(`publish to ${queue} (${accepted} of ${messages.length} confirmed)`, error)
       }
       // Every RPUSH must have answered with the new length; anything else is a failure.
-      for (let i = 0; i < round.length; i++) {
+      for (let i = 0; i < round.length * step; i++) {
         const [error, reply] = results?.[i] ?? [new Error('no reply'), undefined]
         if (error !== null || typeof reply !== 'number') {
           throw this.wrap(`publish to ${queue} (${accepted} of ${messages.length} confirmed)`, error ?? new Error(`unexpected reply ${String(reply)}`))
         }
-        accepted += round[i].length
+        if (i % step === 0) accepted += round[i / step].length
       }
     }
   }
@@ -182,7 +175,7 @@ class RedisAdapter extends AdapterBase<RedisDrainSession> {
     if (limit === 0) return []
     try {
       const bodies = await this.client.lrangeBuffer(key, offset, offset + limit - 1)
-      return bodies.map((body, i) => ({body, headers: {}, native: {}, position: String(offset + i)}))
+      return bodies.map((stored, i) => messageOf(stored, String(offset + i)))
     } catch (error) {
       throw this.wrap(`browse ${queue}`, error)
     }
@@ -222,7 +215,7 @@ class RedisAdapter extends AdapterBase<RedisDrainSession> {
           lock,
           limit,
           prefix: this.prefix,
-          markBypass: (messages) => this.markBypass(messages),
+          notify: this.notify,
           wrap: (what, error) => this.wrap(what, error),
           onClose: untrack,
         }),
@@ -259,7 +252,7 @@ class RedisAdapter extends AdapterBase<RedisDrainSession> {
 
   private keys(queue: string, what: string): RedisKeys {
     const list = this.key(queue, what)
-    return {list, processing: `${list}:processing`, held: `${list}:bq-held`}
+    return {list, processing: `${list}:processing`, held: `${list}:bq-held`, ...(this.notify ? {notify: `${list}:notify`} : {})}
   }
 
   /** One-line, redacted error for a failed operation; a lost connection is a ConnectionError (exit 4). */

@@ -13,13 +13,15 @@
  *
  * Memory stays bounded: the session keeps the bodies of messages it reserved and has not settled
  * (the batch the caller holds, plus at most one batch read ahead) and, for released ones, only
- * their sequence numbers.
+ * their sequence numbers. They are the elements exactly as stored (a frame stays a frame, so the
+ * scripts find it); handing one out unwraps it (frames.ts).
  */
 import type {Redis} from 'ioredis'
 
 import {BqError} from '../../errors.js'
 import type {DrainSession, OutgoingMessage, ReservedMessage} from '../adapter.js'
 import {splitBatches} from '../shared/batching.js'
+import {messageOf, storedOf} from './frames.js'
 import type {DrainLock} from './lock.js'
 import {ACK, MOVE, RECOVER, RELEASE, RESERVE, RESTORE, runScript, type Script} from './scripts.js'
 import {checkQueue} from '../shared/check-arguments.js'
@@ -41,6 +43,8 @@ export interface RedisKeys {
   list: string
   processing: string
   held: string
+  /** Laravel's `K:notify`, when the URL keeps it in step (url.ts `notify`). */
+  notify?: string
 }
 
 export interface RedisDrainInit {
@@ -51,8 +55,8 @@ export interface RedisDrainInit {
   /** How many messages this run may take: LLEN at start, capped by `max`. */
   limit: number
   prefix: string
-  /** Writes the opt-in replay-bypass marker keys before a move (see redis-url.ts). */
-  markBypass(messages: OutgoingMessage[]): Promise<void>
+  /** Keep a target's `:notify` list in step with what a move adds (url.ts `notify`). */
+  notify: boolean
   /** Wraps client errors into BqError/ConnectionError with the redacted URL. */
   wrap(what: string, error: unknown): Error
   onClose(): void
@@ -102,7 +106,7 @@ export class RedisDrainSession implements DrainSession {
   /** Moves up to `want` messages from K's head to processing and keeps their bodies in flight. */
   private async reserve(want: number): Promise<void> {
     const {keys, lock} = this.init
-    const reply = await this.script(RESERVE, 'reserve messages', [lock.key, keys.list, keys.processing], [want])
+    const reply = await this.script(RESERVE, 'reserve messages', withNotify([lock.key, keys.list, keys.processing], keys), [want])
     if (!Array.isArray(reply) || !reply.every((item) => Buffer.isBuffer(item))) {
       this.consistent = false
       throw new BqError('unexpected reply from Redis while reserving messages')
@@ -135,7 +139,7 @@ export class RedisDrainSession implements DrainSession {
 
   private handOut(seq: number): ReservedMessage {
     const handle: Handle = {session: this, seq}
-    return {body: this.body(seq), headers: {}, native: {}, position: String(seq), handle}
+    return {...messageOf(this.body(seq), String(seq)), handle}
   }
 
   async ack(messages: ReservedMessage[]): Promise<void> {
@@ -157,15 +161,12 @@ export class RedisDrainSession implements DrainSession {
       if ((message.delayMs ?? 0) > 0) throw new BqError('redis has no delayed delivery')
     }
     const seqs = this.seqs(sources, 'move')
-    await this.init.markBypass(outgoing)
     const target = this.init.prefix + targetQueue
     if (target === this.init.keys.list) throw new BqError(`cannot move messages from ${this.init.queue} to itself`)
     // One script: the copies land in the target if and only if the sources leave processing.
-    await this.script(MOVE, `move messages to ${targetQueue}`, [this.init.lock.key, this.init.keys.processing, target], [
-      seqs.length,
-      ...seqs.map((seq) => this.body(seq)),
-      ...outgoing.map((message) => message.body),
-    ])
+    const keys = [this.init.lock.key, this.init.keys.processing, target]
+    if (this.init.notify) keys.push(`${target}:notify`)
+    await this.script(MOVE, `move messages to ${targetQueue}`, keys, [seqs.length, ...seqs.map((seq) => this.body(seq)), ...outgoing.map(storedOf)])
     for (const seq of seqs) this.inFlight.delete(seq)
   }
 
@@ -227,7 +228,7 @@ export class RedisDrainSession implements DrainSession {
     }
     const {lock, keys} = this.init
     for (const chunk of chunks(ops, (op) => (op[0] === 'P' ? op[1].length : 16))) {
-      const missing = await this.script(RESTORE, 'return messages to the queue', [lock.key, keys.list, keys.processing, keys.held], chunk.flat())
+      const missing = await this.script(RESTORE, 'return messages to the queue', withNotify([lock.key, keys.list, keys.processing, keys.held], keys), chunk.flat())
       if (missing !== 0) throw new BqError(`${String(missing)} message(s) to return were no longer in ${keys.processing} or ${keys.held}; another client changed them during the drain`)
     }
   }
@@ -263,7 +264,7 @@ export async function recoverAll(client: Redis, keys: RedisKeys, lockKey: string
   for (;;) {
     let moved: unknown
     try {
-      moved = await runScript(client, RECOVER, [lockKey, keys.list, keys.processing, keys.held], [token, HELD_RUN])
+      moved = await runScript(client, RECOVER, withNotify([lockKey, keys.list, keys.processing, keys.held], keys), [token, HELD_RUN])
     } catch (error) {
       throw wrap('recover reserved messages', error)
     }
@@ -271,6 +272,11 @@ export async function recoverAll(client: Redis, keys: RedisKeys, lockKey: string
     total += n
     if (n < HELD_RUN) return total
   }
+}
+
+/** A script's keys, plus K's notify list last when it is kept in step. */
+function withNotify(scriptKeys: string[], keys: RedisKeys): string[] {
+  return keys.notify === undefined ? scriptKeys : [...scriptKeys, keys.notify]
 }
 
 /** The index at which `seq` keeps `sorted` ascending. */

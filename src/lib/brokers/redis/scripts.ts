@@ -4,7 +4,9 @@
  * (KEYS[1] holds ARGV[1]): a run that lost its lock can change nothing.
  *
  * Key layout for a queue list K: `K:processing` (the binding's reservation list), `K:bq-held`
- * (released messages, kept in original order until the run ends), `K:bq-lock`.
+ * (released messages, kept in original order until the run ends), `K:bq-lock`, and, on a
+ * Laravel layout, `K:notify` (Laravel's wake-up list: one entry per element of K). Scripts that
+ * change K's length take that key as an optional last KEYS entry and keep it in step.
  */
 import {createHash} from 'node:crypto'
 import {Command, type Redis} from 'ioredis'
@@ -31,8 +33,19 @@ end
  */
 const PUSH_RUN = 1000
 
+/** Lua: pushes `n` wake-up entries ("1", as Laravel's push does) onto a notify list, PUSH_RUN at a time. */
+const NOTIFY = `
+local function notify(key, n)
+  for i = 1, n, ${PUSH_RUN} do
+    local ones = {}
+    for j = 1, math.min(${PUSH_RUN}, n - i + 1) do ones[j] = '1' end
+    redis.call('RPUSH', key, unpack(ones))
+  end
+end
+`
+
 /**
- * KEYS: lock, K, K:processing. ARGV: token, n. Moves up to n messages from K's head to the tail
+ * KEYS: lock, K, K:processing[, K:notify]. ARGV: token, n. Moves up to n messages from K's head to the tail
  * of processing, in order; returns them. One read, a push per PUSH_RUN messages and one trim
  * instead of a command per message: the script runs atomically either way.
  */
@@ -46,6 +59,7 @@ for i = 1, n, ${PUSH_RUN} do
   redis.call('RPUSH', KEYS[3], unpack(out, i, math.min(i + ${PUSH_RUN - 1}, n)))
 end
 redis.call('LTRIM', KEYS[2], n, -1)
+if KEYS[4] then redis.call('LPOP', KEYS[4], n) end
 return out
 `)
 
@@ -98,12 +112,12 @@ return missing
 `)
 
 /**
- * KEYS: lock, K:processing, target list. ARGV: token, n, n source bodies, outgoing bodies…
+ * KEYS: lock, K:processing, target list[, target:notify]. ARGV: token, n, n source bodies, outgoing bodies…
  * All or nothing: checks that the target is a list and that every source is still reserved
  * before changing anything (a script that fails half way is not rolled back), then pushes the
  * outgoing copies and removes the sources in the same atomic step, copies first.
  */
-export const MOVE = script(`${FENCE}
+export const MOVE = script(`${FENCE}${NOTIFY}
 local n = tonumber(ARGV[2])
 local kind = redis.call('TYPE', KEYS[3])['ok']
 if kind ~= 'list' and kind ~= 'none' then
@@ -132,6 +146,7 @@ end
 for i = 3 + n, #ARGV, ${PUSH_RUN} do
   redis.call('RPUSH', KEYS[3], unpack(ARGV, i, math.min(i + ${PUSH_RUN - 1}, #ARGV)))
 end
+if KEYS[4] then notify(KEYS[4], #ARGV - 2 - n) end
 if prefix then
   redis.call('LTRIM', KEYS[2], n, -1)
 else
@@ -141,41 +156,45 @@ return n
 `)
 
 /**
- * KEYS: lock, K, K:processing, K:bq-held. ARGV: token, then (op, value) pairs, already in
+ * KEYS: lock, K, K:processing, K:bq-held[, K:notify]. ARGV: token, then (op, value) pairs, already in
  * descending original order: ('H', count) moves `count` messages from the held list's tail to
  * K's head; ('P', body) moves one reserved body from processing to K's head. Pushing the last
  * message first leaves them at the head of K in their original order. Returns the number of
  * 'P' bodies not found.
  */
-export const RESTORE = script(`${FENCE}
+export const RESTORE = script(`${FENCE}${NOTIFY}
 local missing = 0
+local added = 0
 for i = 2, #ARGV, 2 do
   if ARGV[i] == 'H' then
     for _ = 1, tonumber(ARGV[i + 1]) do
-      if not redis.call('LMOVE', KEYS[4], KEYS[2], 'RIGHT', 'LEFT') then missing = missing + 1 end
+      if redis.call('LMOVE', KEYS[4], KEYS[2], 'RIGHT', 'LEFT') then added = added + 1 else missing = missing + 1 end
     end
   else
     if redis.call('LREM', KEYS[3], -1, ARGV[i + 1]) == 1 then
       redis.call('LPUSH', KEYS[2], ARGV[i + 1])
+      added = added + 1
     else
       missing = missing + 1
     end
   end
 end
+if KEYS[5] then notify(KEYS[5], added) end
 return missing
 `)
 
 /**
- * KEYS: lock, K, K:processing, K:bq-held. ARGV: token, limit. Crash recovery: returns up to
+ * KEYS: lock, K, K:processing, K:bq-held[, K:notify]. ARGV: token, limit. Crash recovery: returns up to
  * `limit` messages to K's head — all of processing, then all of held — popping each list from
  * its tail so the result reads held…, processing…, K… (a run releases messages it has already
  * passed, so held ones come first). Returns how many moved; call again until it returns < limit.
  */
-export const RECOVER = script(`${FENCE}
+export const RECOVER = script(`${FENCE}${NOTIFY}
 local limit = tonumber(ARGV[2])
 local moved = 0
 while moved < limit and redis.call('LMOVE', KEYS[3], KEYS[2], 'RIGHT', 'LEFT') do moved = moved + 1 end
 while moved < limit and redis.call('LMOVE', KEYS[4], KEYS[2], 'RIGHT', 'LEFT') do moved = moved + 1 end
+if KEYS[5] then notify(KEYS[5], moved) end
 return moved
 `)
 

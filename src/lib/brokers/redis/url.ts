@@ -1,7 +1,8 @@
 /**
- * `redis://[user][:password@]host[:port][/db][?prefix=queues:][&bypass_ttl=SECONDS][&timeout=SECONDS]` (and `rediss://` for TLS) →
+ * `redis://[user][:password@]host[:port][/db][?prefix=queues:][&notify=on|off][&timeout=SECONDS]` (and `rediss://` for TLS) →
  * ioredis options. Unknown query parameters are refused: a typo such as `?prefx=` would
- * otherwise point bq at the wrong keys without a word.
+ * otherwise point bq at the wrong keys without a word. The replay marker needs no parameter:
+ * it rides in the SDKs' `__bq_frame` frame (see frames.ts).
  */
 import {isIP} from 'node:net'
 import type {RedisOptions} from 'ioredis'
@@ -16,20 +17,26 @@ export interface RedisTarget {
   /** Values that must never appear in a message. */
   secrets: string[]
   /**
-   * Opt-in replay marker for a binding without headers: with `bypass_ttl=N`, `--bypass` also
-   * writes the key `<prefix>bq-replay-bypass:<meta.id>` (value 1, expiring after N seconds)
-   * that a handler can look up. Undefined: `--bypass` is a warned no-op on Redis.
+   * Keep Laravel's `<list>:notify` wake-up list in step with every list bq adds to or takes
+   * from (one `1` per element added, one popped per element removed). On by default when the
+   * prefix ends in `queues:` (Laravel's layout); `notify=on|off` overrides.
    */
-  bypassTtlSeconds?: number
+  notify: boolean
   /** `timeout=SECONDS`: how long one command may wait for Redis's answer (undefined: the adapter's default). */
   commandTimeoutMs?: number
 }
 
-const KNOWN_PARAMS = new Set(['prefix', 'bypass_ttl', 'timeout'])
+const KNOWN_PARAMS = new Set(['prefix', 'notify', 'timeout'])
+
+/** Parameters bq once knew, and what replaced them. */
+const RETIRED_PARAMS: Record<string, string> = {
+  bypass_ttl: "--bypass now stamps bq-replay-bypass in the SDKs' __bq_frame frame, where their consumers read it; drop the parameter",
+}
 
 export function parseRedisUrl(url: URL, displayUrl: string): RedisTarget {
   if (url.protocol !== 'redis:' && url.protocol !== 'rediss:') throw new UsageError(`${displayUrl} is not a redis:// or rediss:// URL`)
   for (const key of url.searchParams.keys()) {
+    if (Object.hasOwn(RETIRED_PARAMS, key)) throw new UsageError(`unknown parameter "${key}" in ${displayUrl}: ${RETIRED_PARAMS[key]}`)
     if (!KNOWN_PARAMS.has(key)) throw new UsageError(`unknown parameter "${key}" in ${displayUrl}; known: ${[...KNOWN_PARAMS].join(', ')}`)
   }
   const host = url.hostname.replace(/^\[(.*)\]$/, '$1') || '127.0.0.1'
@@ -42,15 +49,16 @@ export function parseRedisUrl(url: URL, displayUrl: string): RedisTarget {
   if (username !== '') connection.username = username
   if (password !== '') connection.password = password
   if (url.protocol === 'rediss:') connection.tls = isIP(host) === 0 ? {servername: host} : {}
-  const ttlText = url.searchParams.get('bypass_ttl')
-  if (ttlText !== null && !/^[1-9]\d*$/.test(ttlText)) throw new UsageError(`bypass_ttl in ${displayUrl} must be a whole number of seconds`)
+  const notifyText = url.searchParams.get('notify')
+  if (notifyText !== null && notifyText !== 'on' && notifyText !== 'off') throw new UsageError(`notify in ${displayUrl} must be on or off`)
+  const prefix = url.searchParams.get('prefix') ?? ''
   const timeoutText = url.searchParams.get('timeout')
   if (timeoutText !== null && !/^[1-9]\d{0,5}$/.test(timeoutText)) throw new UsageError(`timeout in ${displayUrl} must be a whole number of seconds (1 to 999999)`)
   return {
     connection,
-    prefix: url.searchParams.get('prefix') ?? '',
+    prefix,
     secrets: [password, url.password].filter((s) => s !== ''),
-    bypassTtlSeconds: ttlText === null ? undefined : Number(ttlText),
+    notify: notifyText === null ? prefix.endsWith('queues:') : notifyText === 'on',
     commandTimeoutMs: timeoutText === null ? undefined : Number(timeoutText) * 1000,
   }
 }

@@ -11,6 +11,7 @@ import {BYPASS_MARKER_VALUE} from '../shared/native-values.js'
 import {REPLAY_BYPASS_HEADER} from '../../envelope/fields.js'
 import type {BrokerMessage, OutgoingMessage} from '../adapter.js'
 import {ownerOf, type ServiceBusEntity} from './entity.js'
+import {serviceBusAppHeaders, serviceBusPropertiesFor} from './app-headers.js'
 
 /** Service Bus caps MessageId at 128 characters. */
 const MAX_MESSAGE_ID = 128
@@ -35,7 +36,8 @@ export function toServiceBusMessage(message: OutgoingMessage, runId: string): Se
   if (message.fields === null) {
     // Not a decodable envelope (a poison body being moved): the bytes, nothing projected.
     const out: ServiceBusMessage = {body, messageId: messageIdFor(message, runId)}
-    if (message.bypass) out.applicationProperties = {[REPLAY_BYPASS_HEADER]: BYPASS_MARKER_VALUE}
+    const properties = serviceBusPropertiesFor(message, message.bypass ? {[REPLAY_BYPASS_HEADER]: BYPASS_MARKER_VALUE} : undefined)
+    if (properties !== undefined) out.applicationProperties = properties
     return out
   }
   const fields = serviceBusMessageFields(message.fields, {bypass: message.bypass})
@@ -45,7 +47,7 @@ export function toServiceBusMessage(message: OutgoingMessage, runId: string): Se
     correlationId: fields.correlationId,
     messageId: messageIdFor(message, runId),
     contentType: fields.contentType,
-    applicationProperties: {...fields.applicationProperties},
+    applicationProperties: {...serviceBusPropertiesFor(message, fields.applicationProperties)},
   }
 }
 
@@ -121,6 +123,7 @@ export function toBrokerMessage(message: ServiceBusReceivedMessage, entity: Serv
     body: bodyBytes(message.body),
     headers,
     native,
+    appHeaders: serviceBusAppHeaders(message.applicationProperties),
     enqueuedAt: Number.isFinite(enqueued) ? enqueued : undefined,
     position: message.sequenceNumber?.toString(),
   }

@@ -5,6 +5,7 @@
  */
 import {REPLAY_BYPASS_HEADER, type NativeFields} from '../../envelope/fields.js'
 import type {OutgoingMessage} from '../adapter.js'
+import {outgoingAppHeaders, pickAppHeaders} from '../shared/app-headers.js'
 
 /** The value stamped for the replay marker. */
 const BYPASS_VALUE = '1'
@@ -12,7 +13,8 @@ const BYPASS_VALUE = '1'
 export type StoredHeaders = Record<string, string | number>
 
 export function projectHeaders(message: OutgoingMessage): StoredHeaders {
-  const headers: StoredHeaders = {}
+  // App headers first, so bq's projection (written after) wins on any clash.
+  const headers: StoredHeaders = {...outgoingAppHeaders(message)}
   const fields = message.fields
   if (fields !== null) {
     headers['bq-job'] = fields.job
@@ -33,6 +35,11 @@ export function parseHeaders(text: string): Record<string, unknown> {
   } catch {
     return {}
   }
+}
+
+/** The stored headers that are not bq's: string values only (the column keeps bq's numbers as numbers). */
+export function appHeadersOf(headers: Record<string, unknown>): Record<string, string> {
+  return pickAppHeaders(headers)
 }
 
 /** The inverse projection. */

@@ -1,12 +1,12 @@
 /** Conversions between the adapter's messages and the embedded store's rows. */
 import {UsageError} from '../../errors.js'
 import type {BrokerMessage, OutgoingMessage} from '../adapter.js'
-import {nativeFromHeaders, parseHeaders, projectHeaders} from './headers.js'
+import {appHeadersOf, nativeFromHeaders, parseHeaders, projectHeaders} from './headers.js'
 import type {MessageRow, SqliteStore} from './store.js'
 
 export function toBrokerMessage(row: MessageRow): BrokerMessage {
   const headers = parseHeaders(row.headers)
-  return {body: row.body, headers, native: nativeFromHeaders(headers), enqueuedAt: row.enqueued_at, position: String(row.id)}
+  return {body: row.body, headers, native: nativeFromHeaders(headers), appHeaders: appHeadersOf(headers), enqueuedAt: row.enqueued_at, position: String(row.id)}
 }
 
 /** Inserts every message in order (call inside a write transaction, so a batch is all or nothing). */

@@ -6,6 +6,7 @@ import type {Message, MessageAttributeValue} from '@aws-sdk/client-sqs'
 
 import {sqsNativeFields} from './binding.js'
 import {nonNegativeInt} from '../shared/native-values.js'
+import {pickAppHeaders} from '../shared/app-headers.js'
 import type {BrokerMessage} from '../adapter.js'
 
 /**
@@ -22,10 +23,19 @@ export function toBrokerMessage(message: Message): BrokerMessage {
   const source = queueOfArn(system.DeadLetterQueueSourceArn)
   if (source !== undefined) native.nativeDeadLetter = {reason: NATIVE_DLQ_REASON, originalQueue: source}
   // SQS bodies are text; bq only ever sent valid UTF-8, so this is the original byte sequence.
-  const result: BrokerMessage = {body: Buffer.from(message.Body ?? '', 'utf8'), headers, native, position: system.SequenceNumber ?? message.MessageId}
+  const result: BrokerMessage = {body: Buffer.from(message.Body ?? '', 'utf8'), headers, native, appHeaders: sqsAppHeaders(message.MessageAttributes), position: system.SequenceNumber ?? message.MessageId}
   const sent = nonNegativeInt(system.SentTimestamp)
   if (sent !== undefined) result.enqueuedAt = sent
   return result
+}
+
+/**
+ * The message attributes that are not bq's. Only plain `String` attributes: a Number, Binary or
+ * custom-typed one written back as a String would change its type, so it is left out.
+ */
+function sqsAppHeaders(attributes: Record<string, MessageAttributeValue> | undefined): Record<string, string> {
+  const strings = Object.entries(attributes ?? {}).filter(([, value]) => value.DataType === 'String').map(([name, value]) => [name, value.StringValue])
+  return pickAppHeaders(Object.fromEntries(strings))
 }
 
 /** `arn:aws:sqs:us-east-1:123456789012:orders` → `orders`. */

@@ -8,6 +8,7 @@ import {SendMessageBatchCommand, type MessageAttributeValue, type SQSClient, typ
 
 import {sqsMessageAttributes} from './binding.js'
 import {BYPASS_MARKER_VALUE} from '../shared/native-values.js'
+import {outgoingAppHeaders} from '../shared/app-headers.js'
 import {REPLAY_BYPASS_HEADER} from '../../envelope/fields.js'
 import {BqError, UsageError} from '../../errors.js'
 import type {OutgoingMessage} from '../adapter.js'
@@ -71,7 +72,7 @@ export function checkOutgoing(queue: string, fifo: boolean, messages: OutgoingMe
 /** Builds the batch entries (attributes, FIFO group and deduplication id, delay) and checks sizes. */
 export function prepareEntries(queue: string, facts: QueueFacts, group: string | undefined, messages: OutgoingMessage[], bodies: string[]): PreparedEntry[] {
   return messages.map((message, index) => {
-    const attributes = messageAttributes(message)
+    const attributes = withAppHeaders(messageAttributes(message), message, index)
     const entry: Omit<SendMessageBatchRequestEntry, 'Id'> = {MessageBody: bodies[index]}
     if (Object.keys(attributes).length > 0) entry.MessageAttributes = attributes
     const delaySeconds = Math.ceil((message.delayMs ?? 0) / 1000)
@@ -98,6 +99,29 @@ function messageAttributes(message: OutgoingMessage): Record<string, MessageAttr
   // SQS refuses an empty attribute value; an absent attribute reads the same to the inverse projection.
   for (const [name, value] of Object.entries(projected)) if (value.StringValue === '') delete projected[name]
   return projected
+}
+
+/** SQS's most message attributes on one message. */
+export const MAX_MESSAGE_ATTRIBUTES = 10
+
+/**
+ * Adds the message's app headers as String attributes after bq's projection, which wins a clash.
+ * They must all fit: a message whose app headers would push it past SQS's 10 attributes, or that
+ * has an empty one (SQS refuses empty values), fails the publish instead of losing headers silently.
+ */
+function withAppHeaders(projected: Record<string, MessageAttributeValue>, message: OutgoingMessage, index: number): Record<string, MessageAttributeValue> {
+  const app = Object.entries(outgoingAppHeaders(message)).filter(([name]) => !(name in projected))
+  if (app.length === 0) return projected
+  const total = Object.keys(projected).length + app.length
+  if (total > MAX_MESSAGE_ATTRIBUTES) {
+    const room = Math.max(0, MAX_MESSAGE_ATTRIBUTES - Object.keys(projected).length)
+    throw new BqError(`message ${index + 1} has ${app.length} application headers but SQS carries at most ${MAX_MESSAGE_ATTRIBUTES} message attributes and bq's own take ${Object.keys(projected).length} (room for ${room}); nothing was published`, {code: 'too-many-headers'})
+  }
+  const empty = app.find(([, value]) => value === '')
+  if (empty !== undefined) throw new BqError(`message ${index + 1} has an empty application header "${empty[0]}", which SQS cannot carry as a message attribute; nothing was published`, {code: 'unsupported-header'})
+  const attributes = {...projected}
+  for (const [name, value] of app) attributes[name] = {DataType: 'String', StringValue: value}
+  return attributes
 }
 
 function attributeBytes(attributes: Record<string, MessageAttributeValue>): number {

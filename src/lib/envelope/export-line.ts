@@ -1,0 +1,62 @@
+/**
+ * The header-keeping export line (`bq peek --jsonl --with-headers`, read by `bq replay` and
+ * `bq validate`): one JSON object per message,
+ *
+ *   {"envelope":{…the envelope…},"headers":{"traceparent":"00-…","x-custom":"v"}}
+ *
+ * `envelope` is the envelope's own text spliced in (insignificant whitespace removed, every token
+ * as stored), never re-serialized, so big integers and number spellings survive. `headers` holds
+ * the message's application headers, string → string. A line that is not this shape is an
+ * envelope line, as `--jsonl` writes.
+ */
+import {JsonSyntaxError, compactJson, parseJsonTree, sourceOf, type JsonNode} from './json-tree.js'
+import {childPath} from './validate.js'
+
+export const EXPORT_ENVELOPE_KEY = 'envelope'
+export const EXPORT_HEADERS_KEY = 'headers'
+
+/** What one input line is: a plain envelope line, a wrapped one, or a wrapped one that is broken. */
+export type ExportLine =
+  | {kind: 'envelope'}
+  | {kind: 'wrapped'; envelope: string; headers: Record<string, string>}
+  | {kind: 'broken'; path: string; message: string}
+
+/** Writes a wrapped line around an envelope's text (`root` is its parsed tree). */
+export function wrapExportLine(envelopeText: string, root: JsonNode, headers: Record<string, string>): string {
+  return `{"${EXPORT_ENVELOPE_KEY}":${compactJson(envelopeText, root)},"${EXPORT_HEADERS_KEY}":${JSON.stringify(headers)}}`
+}
+
+/** Cheap gate: only a line whose first key is one of the wrapper's is parsed a second time. */
+const WRAPPED_START = /^\s*\{\s*"(?:envelope|headers)"\s*:/
+
+/**
+ * Reads a line: wrapped when it is an object whose keys are exactly `envelope` (an object) and
+ * optionally `headers` — an envelope always has `job`/`urn` and `meta`, so it never looks like one.
+ */
+export function readExportLine(text: string): ExportLine {
+  if (!WRAPPED_START.test(text)) return {kind: 'envelope'}
+  let root: JsonNode
+  try {
+    root = parseJsonTree(text)
+  } catch (error) {
+    if (error instanceof JsonSyntaxError) return {kind: 'envelope'}
+    throw error
+  }
+  if (root.kind !== 'object') return {kind: 'envelope'}
+  const keys = root.members.map((member) => member.key)
+  const known = keys.every((key) => key === EXPORT_ENVELOPE_KEY || key === EXPORT_HEADERS_KEY)
+  if (!known || !keys.includes(EXPORT_ENVELOPE_KEY)) return {kind: 'envelope'}
+  if (new Set(keys).size !== keys.length) return {kind: 'broken', path: '$', message: 'an export line names "envelope" or "headers" twice'}
+  const envelope = root.members.find((member) => member.key === EXPORT_ENVELOPE_KEY)!.value
+  if (envelope.kind !== 'object') return {kind: 'broken', path: '$.envelope', message: 'an export line\'s "envelope" must be a JSON object (the envelope)'}
+  const headersNode = root.members.find((member) => member.key === EXPORT_HEADERS_KEY)?.value
+  const headers: Record<string, string> = {}
+  if (headersNode !== undefined) {
+    if (headersNode.kind !== 'object') return {kind: 'broken', path: '$.headers', message: 'an export line\'s "headers" must be an object of strings'}
+    for (const member of headersNode.members) {
+      if (member.value.kind !== 'string') return {kind: 'broken', path: childPath('$.headers', member.key), message: `header "${member.key}" must be a string`}
+      headers[member.key] = member.value.value
+    }
+  }
+  return {kind: 'wrapped', envelope: sourceOf(text, envelope), headers}
+}
