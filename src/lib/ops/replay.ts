@@ -3,6 +3,7 @@ import {randomUUID} from 'node:crypto'
 import {BODY_ATTEMPTS, type BrokerAdapter, type BrokerMessage, type OutgoingMessage} from '../brokers/adapter.js'
 import {fieldsOf, resetForRedrive, withNewId} from '../envelope/envelope.js'
 import {readExportLine} from '../envelope/export-line.js'
+import {readFrame} from '../envelope/frame.js'
 import {describeError} from '../errors.js'
 import {matchesAll} from './match.js'
 import type {Selector} from './match.js'
@@ -126,9 +127,19 @@ export async function replay(request: ReplayRequest): Promise<RedriveReport> {
         request.onItem?.({id: null, trace_id: null, urn: null, reason: null, target: null, outcome: 'poison', error: `${where}: ${line.path}: ${line.message}`})
         return
       }
-      // A `--with-headers` export line carries the envelope inside; any other line is the envelope.
-      if (line.kind === 'wrapped') consider(Buffer.from(line.envelope, 'utf8'), where, line.headers)
-      else consider(Buffer.from(message.text, 'utf8'), where, undefined)
+      // A `--with-headers` export line carries the envelope inside; so does a Redis SDK frame
+      // (`peek --raw` of a framed message), whose headers travel like an export's (bq's own
+      // names among them are dropped by the target adapter); any other line is the envelope.
+      if (line.kind === 'wrapped') return consider(Buffer.from(line.envelope, 'utf8'), where, line.headers)
+      const frame = readFrame(message.text)
+      if (frame.kind === 'frame') return consider(frame.body, where, frame.headers)
+      if (frame.kind === 'malformed') {
+        counts.examined++
+        counts.poison++
+        request.onItem?.({id: null, trace_id: null, urn: null, reason: null, target: null, outcome: 'poison', error: `${where}: ${frame.reason}`})
+        return
+      }
+      consider(Buffer.from(message.text, 'utf8'), where, undefined)
     },
     {afterChunk: flush},
   )

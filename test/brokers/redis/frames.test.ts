@@ -164,7 +164,7 @@ describe('writing what the SDK consumers read', () => {
     assert.deepEqual(await stored(`${q}.plain`), [bodyOf(pythonRedriveBypass.after_python_redrive_bypass_to_sandbox[0])])
   })
 
-  test('replay of a --jsonl export: bare without --bypass, the SDK frame with it; a --with-headers export restores the traceparent', async (t) => {
+  test('replay of a --jsonl export: bare without --bypass, the SDK frame with it; a --with-headers or --raw export restores the traceparent', async (t) => {
     if (!(await available(t))) return
     const q = queue('replay')
     await redis().rpush(`${q}.dlq`, ...framedDlq())
@@ -182,6 +182,11 @@ describe('writing what the SDK consumers read', () => {
     writeFileSync(withHeaders, (await bq(['peek', `${q}.dlq`, '-b', url, '--jsonl', '--with-headers'])).stdout)
     await bq(['replay', withHeaders, '--to', `${q}.c`, '--yes', '-b', url])
     assert.deepEqual(await stored(`${q}.c`), [...pythonSdk.published.slice(0, 3), reset[3]])
+    // A --raw export holds the frames themselves: replay reads the envelope and headers inside.
+    const rawExport = path.join(dir, `${q}.raw.jsonl`)
+    writeFileSync(rawExport, (await bq(['peek', `${q}.dlq`, '-b', url, '--raw'])).stdout)
+    await bq(['replay', rawExport, '--to', `${q}.d`, '--yes', '-b', url])
+    assert.deepEqual(await stored(`${q}.d`), [...pythonSdk.published.slice(0, 3), reset[3]])
     assert.equal(await redis().llen(`${q}.dlq`), 4, 'replay only reads its file')
   })
 })
