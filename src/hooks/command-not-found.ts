@@ -22,23 +22,29 @@ const hook: Hook.CommandNotFound = async function (options) {
   const {config} = options
   const hidden = new Set(config.commands.filter((command) => command.hidden).map((command) => command.id))
   const ids = [...config.commandIDs, ...config.commands.flatMap((command) => command.aliases)].filter((id) => !hidden.has(id))
-  const typed = toConfiguredId(options.id, config)
   const best = closest(options.id, ids)
-  const hint = best === undefined ? '' : `; did you mean ${config.bin} ${toConfiguredId(best, config)}?`
+  // oclif folds the words after an unknown command into its id (`peak orders` → peak:orders).
+  const typed = toConfiguredId(best === undefined ? options.id.split(':')[0] : best.typed, config)
+  const hint = best === undefined ? '' : `; did you mean ${config.bin} ${toConfiguredId(best.id, config)}?`
   process.stderr.write(`Error: "${typed}" is not a ${config.bin} command${hint} (${config.bin} help lists them)\n`)
   this.exit(2)
 }
 
 export default hook
 
-/** The nearest id by edit distance, when near enough to be a typo (at most a third of its length, at least 2). */
-function closest(target: string, ids: string[]): string | undefined {
-  let best: {id: string; distance: number} | undefined
+/**
+ * The nearest id by edit distance, each compared with as many typed words as it has; near enough
+ * to be a typo: at most a third of its length, at least 2.
+ */
+function closest(target: string, ids: string[]): {id: string; typed: string} | undefined {
+  const words = target.split(':')
+  let best: {id: string; typed: string; distance: number} | undefined
   for (const id of ids) {
-    const distance = editDistance(target, id)
-    if (best === undefined || distance < best.distance) best = {id, distance}
+    const typed = words.slice(0, id.split(':').length).join(':')
+    const distance = editDistance(typed, id)
+    if (best === undefined || distance < best.distance) best = {id, typed, distance}
   }
-  return best !== undefined && best.distance <= Math.max(2, Math.floor(target.length / 3)) ? best.id : undefined
+  return best !== undefined && best.distance <= Math.max(2, Math.floor(best.typed.length / 3)) ? best : undefined
 }
 
 /** Levenshtein distance, one row at a time. */

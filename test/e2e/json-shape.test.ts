@@ -4,6 +4,9 @@
  *   {"ok": true,  "result": {...}, "warnings": [...]}
  *   {"ok": false, "error": {"code", "message", "exitCode"}, "result"?: {...}, "warnings": [...]}
  *
+ * A run through a named context adds a last `context` key (test/e2e/contexts.test.ts); these runs
+ * use none (test/support/cli.ts isolates the contexts file), so the keys are exactly the above.
+ *
  * `ok` is true exactly when the exit code is 0, `error.exitCode` is the exit code, and warnings
  * (such as an export that stopped at the default --limit) land in `warnings`.
  */

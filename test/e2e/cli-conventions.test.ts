@@ -1,0 +1,113 @@
+/**
+ * The oclif conventions bq follows: a typo gets a suggestion and exit 2 (no prompt off a
+ * terminal), `bq help [command]` and `-h` everywhere, `bq version` / `--version`, and shell
+ * completion scripts that name bq's commands.
+ */
+import {after, before, describe, test} from 'node:test'
+import assert from 'node:assert/strict'
+import {existsSync, mkdtempSync, readFileSync, rmSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import path from 'node:path'
+
+import {hasStackTrace, runBq} from '../support/cli.js'
+import {repoRoot} from '../support/conformance.js'
+
+const pkg = JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as {version: string}
+const manifest = JSON.parse(readFileSync(path.join(repoRoot, 'oclif.manifest.json'), 'utf8')) as {commands: Record<string, {aliases?: string[]}>}
+/** bq's own commands and their aliases (the manifest), and the plugins' commands. */
+const allCommands = [...Object.entries(manifest.commands).flatMap(([id, command]) => [id, ...(command.aliases ?? [])]), 'help', 'version', 'autocomplete']
+let dir: string
+let env: NodeJS.ProcessEnv
+
+before(() => {
+  dir = mkdtempSync(path.join(tmpdir(), 'bq-conventions-'))
+  env = {XDG_CACHE_HOME: path.join(dir, 'cache'), XDG_DATA_HOME: path.join(dir, 'data'), BQ_BROKER: ''}
+})
+after(() => rmSync(dir, {recursive: true, force: true}))
+
+const bq = (args: string[]) => runBq(args, {env, timeoutMs: 30_000})
+
+describe('a mistyped command', () => {
+  test('bq peak suggests peek, exits 2, and does not prompt off a terminal', async () => {
+    const run = await bq(['peak', 'orders'])
+    assert.equal(run.code, 2, run.stderr)
+    assert.match(run.stderr, /^Error: "peak" is not a bq command; did you mean bq peek\? \(bq help lists them\)\n$/)
+    assert.doesNotMatch(run.stderr + run.stdout, /\(Y\/n\)|Did you mean/)
+    assert.equal(run.stdout, '')
+  })
+
+  test('a topic command (dlq redrve) suggests dlq redrive; nonsense gets no guess', async () => {
+    assert.match((await bq(['dlq', 'redrve'])).stderr, /did you mean bq dlq redrive\?/)
+    const nonsense = await bq(['xyzzyplugh'])
+    assert.equal(nonsense.code, 2)
+    assert.match(nonsense.stderr, /^Error: "xyzzyplugh" is not a bq command \(bq help lists them\)/)
+  })
+})
+
+describe('help', () => {
+  test('bq --help and bq help list every top-level command and topic', async () => {
+    for (const args of [['--help'], ['help']]) {
+      const run = await bq(args)
+      assert.equal(run.code, 0, run.stderr)
+      for (const name of ['publish', 'peek', 'replay', 'validate', 'redrive', 'inspect-dlq', 'help', 'version', 'autocomplete', 'dlq', 'context']) {
+        assert.match(run.stdout, new RegExp(`^\\s+${name}\\s`, 'm'), `${name} in ${args.join(' ')}`)
+      }
+    }
+    const topics = await bq(['help', 'dlq'])
+    for (const id of ['dlq inspect', 'dlq redrive', 'dlq recover']) assert.match(topics.stdout, new RegExp(id))
+    const context = await bq(['help', 'context'])
+    for (const id of ['add', 'list', 'use', 'show', 'remove']) assert.match(context.stdout, new RegExp(`context ${id}`))
+  })
+
+  test('bq help peek, bq help dlq redrive', async () => {
+    const peek = await bq(['help', 'peek'])
+    assert.equal(peek.code, 0)
+    assert.match(peek.stdout, /\$ bq peek QUEUE/)
+    const redrive = await bq(['help', 'dlq', 'redrive'])
+    assert.equal(redrive.code, 0)
+    assert.match(redrive.stdout, /\$ bq dlq redrive QUEUE/)
+    assert.match(redrive.stdout, /--context=<value>/)
+  })
+
+  test('-h and --help work on every command', async () => {
+    assert.ok(allCommands.length >= 19, allCommands.join(' '))
+    for (const id of allCommands) {
+      const words = id.split(':')
+      for (const flag of ['-h', '--help']) {
+        const run = await bq([...words, flag])
+        assert.equal(run.code, 0, `${id} ${flag}: ${run.stderr}`)
+        // `bq help -h` is the root help; every other command shows its own usage.
+        assert.match(run.stdout, id === 'help' ? /^USAGE\n {2}\$ bq \[COMMAND\]/m : new RegExp(`\\$ bq ${words.join(' ')}\\b`), `${id} ${flag}`)
+        assert.ok(!hasStackTrace(run.stderr), run.stderr)
+      }
+    }
+  })
+})
+
+describe('version', () => {
+  test('bq version and bq --version print bq/<version>', async () => {
+    for (const args of [['version'], ['--version']]) {
+      const run = await bq(args)
+      assert.equal(run.code, 0, run.stderr)
+      assert.match(run.stdout, new RegExp(`^bq/${pkg.version.replaceAll('.', '\\.')} `))
+    }
+  })
+})
+
+describe('shell completion', () => {
+  test('bq autocomplete bash|zsh prints set-up steps and writes scripts naming bq commands and flags', async () => {
+    for (const shell of ['bash', 'zsh']) {
+      const run = await bq(['autocomplete', shell])
+      assert.equal(run.code, 0, run.stderr)
+      assert.match(run.stdout, new RegExp(`bq autocomplete script ${shell}`))
+    }
+    const base = path.join(dir, 'cache', 'bq', 'autocomplete')
+    const bash = readFileSync(path.join(base, 'functions', 'bash', 'bq.bash'), 'utf8')
+    for (const line of [/^dlq:redrive .*--context/m, /^peek .*--broker/m, /^context:add /m]) assert.match(bash, line)
+    const zsh = readFileSync(path.join(base, 'functions', 'zsh', '_bq'), 'utf8')
+    assert.match(zsh, /redrive/)
+    assert.ok(existsSync(path.join(base, 'bash_setup')))
+    const script = await bq(['autocomplete', 'script', 'bash'])
+    assert.match(script.stdout, /bash_setup/)
+  })
+})
