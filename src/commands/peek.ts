@@ -5,14 +5,18 @@ import {BqCommand} from '../lib/cli/base-command.js'
 import {readTrace, requireReceiveConsent, withBroker} from '../lib/cli/broker.js'
 import {sharedFlags} from '../lib/cli/flags.js'
 import {stopOnInterrupt} from '../lib/cli/interrupt.js'
+import type {StopRequest} from '../lib/cli/interrupt.js'
 import {InterruptedError, UsageError} from '../lib/errors.js'
 import {browseQueue} from '../lib/ops/browse.js'
+import {followQueue, refuseFollow} from '../lib/ops/follow.js'
 import type {BrowseOutcome} from '../lib/ops/browse.js'
 import {globToRegExp} from '../lib/ops/match.js'
 import type {Selector} from '../lib/ops/match.js'
 import type {MessageView} from '../lib/ops/message-view.js'
 import {MESSAGE_HEAD, jsonlLine, jsonlLineWithHeaders, messageJson, messageRow} from '../lib/output/message-rows.js'
-import {renderTable} from '../lib/output/table.js'
+import {startProgress} from '../lib/output/progress.js'
+import {isTerminal} from '../lib/output/style.js'
+import {renderTable, tsvRow} from '../lib/output/table.js'
 import {OutputWriter} from '../lib/output/writer.js'
 
 export interface PeekResult {
@@ -32,6 +36,8 @@ Shows the first --limit messages (10 by default); --all (or --limit 0) reads eve
 
 --jsonl --with-headers keeps each message's application headers (traceparent and the like; not bq's own bq-* projection nor broker bookkeeping): every line is {"envelope":{…},"headers":{"name":"value",…}}, the envelope exactly as --jsonl writes it. bq replay restores those headers; bq validate checks the envelope inside. Plain --jsonl stays one envelope per line.
 
+--follow prints every message waiting, then each new one as it arrives (polling twice a second from where it left off, consuming nothing), as JSONL with --jsonl or --raw, else as tab-separated rows, until Ctrl-C (exit 130) or SIGTERM (143). Brokers where a read is a delivery or a receive (RabbitMQ, SQS) cannot be followed.
+
 Ctrl-C, SIGTERM or SIGHUP stops the read, keeps what was written, and exits 130, 143 or 129.`
   static override examples = [
     '<%= config.bin %> peek orders',
@@ -39,6 +45,7 @@ Ctrl-C, SIGTERM or SIGHUP stops the read, keeps what was written, and exits 130,
     '<%= config.bin %> peek orders.dlq --jsonl --all > export.jsonl',
     '<%= config.bin %> peek orders.dlq --jsonl --with-headers --all > export-with-headers.jsonl',
     '<%= config.bin %> peek orders -b "$STAGING_BROKER" --headers',
+    '<%= config.bin %> peek orders.dlq --follow --jsonl --urn "urn:babel:orders:*"',
     '<%= config.bin %> peek orders.dlq -b "$LOG_BROKER" --from-time 2026-11-30T08:00:00Z',
   ]
   static override args = {queue: Args.string({description: 'queue to look at', required: true})}
@@ -51,7 +58,8 @@ Ctrl-C, SIGTERM or SIGHUP stops the read, keeps what was written, and exits 130,
     jsonl: Flags.boolean({description: 'print one envelope per line (an export replay can read)', exclusive: ['raw']}),
     raw: Flags.boolean({description: 'print each message exactly as stored (a Redis frame whole), one per line'}),
     'with-headers': Flags.boolean({description: 'with --jsonl: print {"envelope":…,"headers":{…}} per line, keeping each message\'s application headers for replay', dependsOn: ['jsonl']}),
-    headers: Flags.boolean({description: 'show the native broker metadata of each message'}),
+    headers: Flags.boolean({description: 'show the native broker metadata of each message (piped: a headers column of compact JSON)'}),
+    follow: Flags.boolean({char: 'f', description: 'keep printing new messages as they arrive (with the same filters) until Ctrl-C; brokers with a true peek only', exclusive: ['limit', 'all', 'last']}),
     'from-beginning': Flags.boolean({description: 'brokers that keep a log: read the whole retained log, not only what a redrive would still see', exclusive: ['from-offset', 'from-time', 'last'], helpGroup: 'LOG'}),
     'from-offset': Flags.string({description: 'brokers that keep a log: read from OFFSET in every partition, or from PARTITION:OFFSET in one', exclusive: ['from-time', 'last'], helpGroup: 'LOG'}),
     'from-time': Flags.string({description: 'brokers that keep a log: read from the first record at or after this time (ISO 8601 or Unix ms)', exclusive: ['last'], helpGroup: 'LOG'}),
@@ -59,6 +67,7 @@ Ctrl-C, SIGTERM or SIGHUP stops the read, keeps what was written, and exits 130,
     receive: sharedFlags.receive,
     broker: sharedFlags.broker,
     context: sharedFlags.context,
+    timeout: sharedFlags.timeout,
   }
 
   async run(): Promise<PeekResult> {
@@ -72,20 +81,28 @@ Ctrl-C, SIGTERM or SIGHUP stops the read, keeps what was written, and exits 130,
     const from = logPosition(flags)
     const limit = flags.all || flags.limit === 0 ? Number.POSITIVE_INFINITY : flags.limit
     const json = this.jsonEnabled()
+    if (flags.follow && json) throw new UsageError('--follow never ends, so it cannot print one JSON object at the end: use --follow --jsonl (one envelope per line)')
     // --jsonl and --raw stream each message out as it is read (an export can be the whole queue).
     const exporting = !json && (flags.jsonl || flags.raw)
     return withBroker(flags.broker, async (adapter) => {
+      // Before --receive: no consent makes a broker without a true peek followable.
+      if (flags.follow) refuseFollow(adapter)
       requireReceiveConsent(adapter, flags.receive, 'peek')
       if (from !== undefined && !adapter.capabilities.logBrowse) {
         throw new UsageError(`${adapter.kind} keeps no log to read from a position: --from-beginning, --from-offset, --from-time and --last need a broker that keeps a log (see the README's broker table)`)
       }
       const depth = await adapter.count(args.queue)
+      // An export's progress line (stderr, on a terminal); its total is known for a plain head read.
+      const progress = exporting && !flags.follow ? startProgress({unit: 'exported', total: selectors.length === 0 && from === undefined ? Math.min(depth, limit) : undefined, json}) : undefined
       const out = new OutputWriter()
+      out.statusLine = progress
       const interrupt = stopOnInterrupt()
+      if (flags.follow) return this.follow(adapter, {queue: args.queue, selectors, from, out, interrupt, raw: flags.raw, jsonl: flags.jsonl, withHeaders: flags['with-headers']})
       let exported = 0
       let skipped = 0
       const exportView = async (view: MessageView) => {
         exported++
+        progress?.update(exported)
         if (flags.raw) {
           // The value exactly as stored (a Redis frame whole): a binary body must not become U+FFFD.
           out.write(view.message.stored ?? view.message.body)
@@ -103,6 +120,7 @@ Ctrl-C, SIGTERM or SIGHUP stops the read, keeps what was written, and exits 130,
         outcome = await browseQueue(adapter, request, exporting ? exportView : undefined)
         await out.flush()
       } finally {
+        progress?.stop()
         interrupt.dispose()
       }
       const shown = exporting ? exported : outcome.views.length
@@ -112,8 +130,9 @@ Ctrl-C, SIGTERM or SIGHUP stops the read, keeps what was written, and exits 130,
       }
       if (!json && !exporting && outcome.views.length > 0) {
         const now = Date.now()
-        out.line(await renderTable(MESSAGE_HEAD, outcome.views.map((v) => messageRow(v, now))))
-        if (flags.headers) {
+        out.line(await renderTable(flags.headers && !isTerminal() ? [...MESSAGE_HEAD, 'headers'] : MESSAGE_HEAD, outcome.views.map((v) => headerRow(v, now, flags.headers))))
+        // On a terminal each message's metadata follows the table, readable; piped it was a column.
+        if (flags.headers && isTerminal()) {
           for (const view of outcome.views) out.line(`#${view.message.position ?? ''} ${view.id ?? ''}\n${JSON.stringify(view.message.headers, null, 2)}`)
         }
         await out.flush()
@@ -133,8 +152,47 @@ Ctrl-C, SIGTERM or SIGHUP stops the read, keeps what was written, and exits 130,
         throw new InterruptedError(message, result, signal)
       }
       return result
-    })
+    }, {timeoutSeconds: flags.timeout})
   }
+
+  /**
+   * --follow: every message waiting, then each new one, as JSONL (--jsonl, --raw) or
+   * tab-separated rows, until a signal; it always ends interrupted (130, 143 or 129).
+   */
+  private async follow(adapter: BrokerAdapter, o: {queue: string; selectors: Selector[]; from?: BrowseFrom; out: OutputWriter; interrupt: StopRequest; raw: boolean; jsonl: boolean; withHeaders: boolean}): Promise<PeekResult> {
+    const {out, interrupt} = o
+    let shown = 0
+    let outcome: {scanned: number}
+    try {
+      if (!o.raw && !o.jsonl) out.line(tsvRow(MESSAGE_HEAD))
+      await out.flush()
+      outcome = await followQueue(adapter, {queue: o.queue, selectors: o.selectors, validate: true, stopRequested: interrupt.requested, ...(o.from ? {from: o.from} : {})}, (view) => {
+        if (o.raw) {
+          out.write(view.message.stored ?? view.message.body)
+          out.write('\n')
+        } else if (o.jsonl) {
+          const line = o.withHeaders ? jsonlLineWithHeaders(view) : jsonlLine(view)
+          if (line === undefined) return
+          out.line(line)
+        } else {
+          out.line(tsvRow(messageRow(view)))
+        }
+        shown++
+      }, () => out.flush())
+    } finally {
+      interrupt.dispose()
+    }
+    const signal = interrupt.signal() ?? 'SIGINT'
+    const message = `stopped following ${o.queue} on ${adapter.displayUrl} (${signal}): ${shown} message(s) shown, ${outcome.scanned} scanned`
+    this.logToStderr(message)
+    throw new InterruptedError(message, {queue: o.queue, broker: adapter.displayUrl, scanned: outcome.scanned, shown}, signal)
+  }
+}
+
+/** A table row; piped with --headers, the native metadata as one compact JSON cell (pure TSV). */
+function headerRow(view: MessageView, now: number, headers: boolean): string[] {
+  const row = messageRow(view, now)
+  return headers && !isTerminal() ? [...row, JSON.stringify(view.message.headers)] : row
 }
 
 /** Whether the queue (or log) holds messages beyond the first `scanned` read. */

@@ -12,6 +12,7 @@ import {readStdinIfPiped} from '../lib/cli/stdin.js'
 import {BqError, InterruptedError, UsageError} from '../lib/errors.js'
 import {publishMessages} from '../lib/ops/publish.js'
 import type {PublishOptions, PublishResult} from '../lib/ops/publish.js'
+import {startProgress} from '../lib/output/progress.js'
 import {OutputWriter} from '../lib/output/writer.js'
 
 export default class Publish extends BqCommand {
@@ -36,6 +37,7 @@ Exit status: 0 when every message was published, 1 when publishing failed (the i
     'dry-run': sharedFlags.dryRun,
     broker: sharedFlags.broker,
     context: sharedFlags.context,
+    timeout: sharedFlags.timeout,
   }
 
   async run(): Promise<PublishResult> {
@@ -52,7 +54,7 @@ Exit status: 0 when every message was published, 1 when publishing failed (the i
       }
       return result
     }
-    return withBroker(flags.broker, (adapter) => this.publish(adapter, options))
+    return withBroker(flags.broker, (adapter) => this.publish(adapter, options), {timeoutSeconds: flags.timeout})
   }
 
   /**
@@ -62,25 +64,33 @@ Exit status: 0 when every message was published, 1 when publishing failed (the i
    */
   private async publish(adapter: BrokerAdapter, options: PublishOptions): Promise<PublishResult> {
     const json = this.jsonEnabled()
+    // The progress line first: on a signal it clears itself before the interrupt's message.
+    const progress = options.count > 1 ? startProgress({unit: 'published', total: options.count, json}) : undefined
     const out = new OutputWriter()
+    out.statusLine = progress
     const interrupt = stopOnInterrupt()
     const sent = (n: number) => `published ${n}${n < options.count ? ` of ${options.count}` : ''} message${options.count === 1 ? '' : 's'} to ${options.queue} on ${adapter.displayUrl}`
     let result: PublishResult
+    let confirmed = 0
     try {
       result = await publishMessages(adapter, options, false, {
         stopRequested: interrupt.requested,
         onConfirmed: async (ids) => {
+          confirmed += ids.length
+          progress?.update(confirmed)
           if (json) return
           for (const id of ids) out.line(id)
           await out.flush()
         },
       })
     } catch (error) {
+      progress?.stop()
       // The ids of the batches confirmed before the failure are printed; say how many they were.
       const before = error instanceof BqError && isPublishResult(error.result) ? error.result.ids.length : 0
       if (!json && before > 0) this.logToStderr(`${sent(before)} before the failure`)
       throw error
     } finally {
+      progress?.stop()
       interrupt.dispose()
     }
     const signal = interrupt.signal()

@@ -39,6 +39,7 @@ Exit status: 0 when every selected message was published, 3 when some were not, 
     list: Flags.boolean({description: 'print one line per message (dry runs always do)'}),
     broker: sharedFlags.broker,
     context: sharedFlags.context,
+    timeout: sharedFlags.timeout,
   }
 
   async run(): Promise<MoveResult> {
@@ -64,6 +65,6 @@ Exit status: 0 when every selected message was published, 3 when some were not, 
           dryRun: flags['dry-run'], asIs: flags['as-is'], newId: flags['new-id'], restoreHeaders: flags['restore-headers'], ...hooks,
         }),
       )
-    })
+    }, {timeoutSeconds: flags.timeout})
   }
 }

@@ -82,7 +82,7 @@ describe('bq context: the file and its secrets', () => {
     const shown = jsonResult((await bq(['context', 'show', '--json'])).stdout)
     assert.equal(shown.name, 'b')
     assert.deepEqual(shown.password, {file: path.join(repoRoot, 'pw.txt')})
-    assert.equal(shown.passwordAvailable, false)
+    assert.equal(shown.password_available, false)
     assert.equal((await bq(['context', 'use', 'nope'])).code, 2)
     const removed = await bq(['context', 'remove', 'b', '--json'])
     assert.deepEqual(jsonResult(removed.stdout), {removed: 'b', current: null})

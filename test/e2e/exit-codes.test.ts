@@ -81,7 +81,7 @@ describe('exit codes', () => {
     assert.equal(result.stderr, '')
     const json = jsonOutput((await bq(['validate', file, '--json'])).stdout)
     assert.equal(json.ok, false)
-    assert.deepEqual(!json.ok && json.error, {code: 'invalid-input', message: '1 of 1 message invalid', exitCode: 1})
+    assert.deepEqual(!json.ok && json.error, {code: 'invalid-input', message: '1 of 1 message invalid', exit_code: 1})
   })
 
   test('2: a usage error', async () => {
@@ -130,7 +130,7 @@ describe('exit codes', () => {
     assert.equal(result.code, 3, result.stderr)
     const json = jsonOutput(result.stdout)
     assert.equal(json.ok, false)
-    assert.deepEqual(!json.ok && json.error, {code: 'partial', message: 'not every selected message was moved: 4 moved, 1 failed', exitCode: 3})
+    assert.deepEqual(!json.ok && json.error, {code: 'partial', message: 'not every selected message was moved: 4 moved, 1 failed', exit_code: 3})
     const report = json.result as {counts: Record<string, number>; items: Array<{id: string; outcome: string; error?: string}>}
     assert.deepEqual(report.counts, {examined: 5, redriven: 4, would_redrive: 0, skipped: 0, poison: 0, failed: 1})
     assert.equal(report.items.length, 5)

@@ -2,12 +2,12 @@
  * Every command's --json output has one shape (README, "Commands"), on success and on failure:
  *
  *   {"ok": true,  "result": {...}, "warnings": [...]}
- *   {"ok": false, "error": {"code", "message", "exitCode"}, "result"?: {...}, "warnings": [...]}
+ *   {"ok": false, "error": {"code", "message", "exit_code"}, "result"?: {...}, "warnings": [...]}
  *
  * A run through a named context adds a last `context` key (test/e2e/contexts.test.ts); these runs
  * use none (test/support/cli.ts isolates the contexts file), so the keys are exactly the above.
  *
- * `ok` is true exactly when the exit code is 0, `error.exitCode` is the exit code, and warnings
+ * `ok` is true exactly when the exit code is 0, `error.exit_code` is the exit code, and warnings
  * (such as an export that stopped at the default --limit) land in `warnings`.
  */
 import {after, before, describe, test} from 'node:test'
@@ -48,17 +48,17 @@ async function jsonRun(args: string[], options: {stdin?: string} = {}): Promise<
   } else {
     assert.notEqual(result.code, 0)
     assert.deepEqual(Object.keys(output), output.result === undefined ? ['ok', 'error', 'warnings'] : ['ok', 'error', 'result', 'warnings'])
-    assert.deepEqual(Object.keys(output.error), ['code', 'message', 'exitCode'])
+    assert.deepEqual(Object.keys(output.error), ['code', 'message', 'exit_code'])
     assert.equal(typeof output.error.code, 'string')
     assert.equal(typeof output.error.message, 'string')
-    assert.equal(output.error.exitCode, result.code)
+    assert.equal(output.error.exit_code, result.code)
   }
   return {code: result.code, output}
 }
 
-function failure(output: JsonOutput): {code: string; message: string; exitCode: number} {
+function failure(output: JsonOutput): {code: string; message: string; exit_code: number} {
   assert.equal(output.ok, false, JSON.stringify(output))
-  return output.ok ? {code: '', message: '', exitCode: 0} : output.error
+  return output.ok ? {code: '', message: '', exit_code: 0} : output.error
 }
 
 describe('--json has one envelope on every command', () => {
@@ -68,28 +68,28 @@ describe('--json has one envelope on every command', () => {
     const ok = await jsonRun(['publish', 'urn:babel:orders:created', '-d', '{"order_id":1}', '-q', 'orders', '-b', url])
     assert.equal(ok.output.ok && (ok.output.result.ids as string[]).length, 1)
     const dry = await jsonRun(['publish', 'urn:babel:orders:created', '-d', '{"order_id":1}', '--dry-run'])
-    assert.equal(dry.output.ok && dry.output.result.dryRun, true)
-    assert.deepEqual(failure((await jsonRun(['publish', 'urn:babel:orders:created', '-q', 'orders', '-b', down])).output), {code: 'connection', exitCode: 4, message: 'cannot connect to redis://127.0.0.1:1: connection refused'})
+    assert.equal(dry.output.ok && dry.output.result.dry_run, true)
+    assert.deepEqual(failure((await jsonRun(['publish', 'urn:babel:orders:created', '-q', 'orders', '-b', down])).output), {code: 'connection', exit_code: 4, message: 'cannot connect to redis://127.0.0.1:1: connection refused'})
   })
 
   test('peek', async () => {
     const ok = await jsonRun(['peek', 'orders', '-b', url])
     assert.equal(ok.output.ok && ok.output.result.depth, 1)
-    assert.equal(failure((await jsonRun(['peek', 'orders', '-b', down])).output).exitCode, 4)
+    assert.equal(failure((await jsonRun(['peek', 'orders', '-b', down])).output).exit_code, 4)
     assert.equal(failure((await jsonRun(['peek', 'orders', '--limit', '-1', '-b', url])).output).code, 'usage')
   })
 
   test('replay', async () => {
     const ok = await jsonRun(['replay', exampleDlq, '--as-is', '--to', 'orders.dlq', '--yes', '-b', url])
     assert.deepEqual(ok.output.ok && ok.output.result.counts, {examined: 4, redriven: 4, would_redrive: 0, skipped: 0, poison: 0, failed: 0})
-    assert.equal(failure((await jsonRun(['replay', exampleDlq, '--to', 'x', '--yes', '-b', url, '--to-broker', down])).output).exitCode, 4)
+    assert.equal(failure((await jsonRun(['replay', exampleDlq, '--to', 'x', '--yes', '-b', url, '--to-broker', down])).output).exit_code, 4)
     assert.equal(failure((await jsonRun(['replay', exampleDlq, '--to', 'x', '-b', url])).output).code, 'confirmation-needed')
   })
 
   test('dlq inspect', async () => {
     const ok = await jsonRun(['dlq', 'inspect', 'orders', '-b', url])
     assert.equal(ok.output.ok && ok.output.result.depth, 4)
-    assert.equal(failure((await jsonRun(['dlq', 'inspect', 'orders', '-b', down])).output).exitCode, 4)
+    assert.equal(failure((await jsonRun(['dlq', 'inspect', 'orders', '-b', down])).output).exit_code, 4)
   })
 
   test('dlq redrive, including a partial run that carries its report', async () => {
@@ -108,7 +108,7 @@ describe('--json has one envelope on every command', () => {
   test('dlq recover', async () => {
     const ok = await jsonRun(['dlq', 'recover', 'orders', '-b', url])
     assert.equal(ok.output.ok && ok.output.result.recovered, 0)
-    assert.equal(failure((await jsonRun(['dlq', 'recover', 'orders', '-b', down])).output).exitCode, 4)
+    assert.equal(failure((await jsonRun(['dlq', 'recover', 'orders', '-b', down])).output).exit_code, 4)
   })
 
   test('validate', async () => {

@@ -145,7 +145,7 @@ describe('SIGTERM and SIGHUP stop like Ctrl-C: after the batch, with the report'
     assert.equal(stopped.code, 129, stopped.stderr)
     const output = jsonOutput(stopped.stdout)
     assert.equal(output.ok, false)
-    assert.deepEqual(!output.ok && {code: output.error.code, exitCode: output.error.exitCode}, {code: 'interrupted', exitCode: 129})
+    assert.deepEqual(!output.ok && {code: output.error.code, exit_code: output.error.exit_code}, {code: 'interrupted', exit_code: 129})
     const report = output.result as {stop_reason: string; counts: {redriven: number}; items: Array<{id: string; outcome: string}>}
     assert.equal(report.stop_reason, 'interrupted')
     assert.ok(report.counts.redriven > 0 && report.counts.redriven < 5000, `published ${report.counts.redriven}`)

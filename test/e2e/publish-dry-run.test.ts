@@ -84,12 +84,12 @@ describe('publish --dry-run prints the bytes a real publish sends', () => {
     assert.equal(run.code, 0, run.stderr)
     const output = jsonOutput(run.stdout)
     assert.ok(output.ok, run.stdout)
-    const result = output.result as {dryRun: boolean; ids: string[]; traceIds: string[]; bodies: string[]; envelopes: Array<{meta: {id: string}}>}
-    assert.equal(result.dryRun, true)
+    const result = output.result as {dry_run: boolean; ids: string[]; trace_ids: string[]; bodies: string[]; envelopes: Array<{meta: {id: string}}>}
+    assert.equal(result.dry_run, true)
     assert.equal(result.bodies.length, 2)
     assert.deepEqual(result.bodies.map(masked), lines(text.stdout).map(masked))
     assert.ok(result.bodies.every((body) => body.includes('"data":{"n":9007199254740993,"p":99.90,"name":"José"}')), result.bodies.join('\n'))
     assert.deepEqual(result.envelopes.map((e) => e.meta.id), result.ids)
-    assert.deepEqual(result.traceIds, [trace, trace])
+    assert.deepEqual(result.trace_ids, [trace, trace])
   })
 })

@@ -24,5 +24,5 @@ for (const [what, args, expected] of cases) {
 test('under --json the usage error is the JSON failure object', async () => {
   const result = await runBq(['peek', 'orders', '--json', '--bogus'])
   assert.equal(result.code, 2)
-  assert.deepEqual(jsonOutput(result.stdout), {ok: false, error: {code: 'usage', message: 'Nonexistent flag: --bogus (see bq peek --help)', exitCode: 2}, warnings: []})
+  assert.deepEqual(jsonOutput(result.stdout), {ok: false, error: {code: 'usage', message: 'Nonexistent flag: --bogus (see bq peek --help)', exit_code: 2}, warnings: []})
 })

@@ -139,7 +139,7 @@ describe('bq validate', () => {
     assert.equal(result.code, 1)
     const output = jsonOutput(result.stdout)
     assert.equal(output.ok, false)
-    assert.deepEqual(!output.ok && output.error, {code: 'invalid-input', message: '2 of 6 messages invalid', exitCode: 1})
+    assert.deepEqual(!output.ok && output.error, {code: 'invalid-input', message: '2 of 6 messages invalid', exit_code: 1})
     const body = jsonResult(result.stdout) as {summary: unknown; results: Array<Record<string, unknown> & {source: string}>}
     assert.deepEqual(Object.keys(body), ['summary', 'results'])
     assert.deepEqual(body.summary, {inputs: 6, messages: 6, valid: 4, invalid: 2, errors: 2, warnings: 1})

@@ -233,12 +233,12 @@ export function commandSuite(broker: BrokerCase): void {
       assert.equal((await runBq(['replay', poison, '--as-is', '--to', sub(queue, 'dlq'), '--yes', '-b', broker.url()])).code, 0)
       const report = await json(['dlq', 'inspect', queue, '-b', broker.url(), ...dlqFlag(queue), ...read])
       assert.equal(report.depth, 5)
-      const groups = report.groups as Array<{key: Record<string, string>; count: number; poison: boolean; oldest_failed_at: number | null}>
+      const groups = report.groups as Array<{key: Record<string, string>; count: number; poison: boolean; oldest_failed_at: string | null}>
       assert.equal(groups.reduce((sum, g) => sum + g.count, 0), 5)
       assert.equal(groups.filter((g) => g.poison).length, 1)
       const timeouts = groups.find((g) => g.key.exception === 'App\\Exceptions\\GatewayTimeout')
       assert.deepEqual(timeouts?.key, {reason: 'failed', urn: 'urn:babel:orders:created', exception: 'App\\Exceptions\\GatewayTimeout', original_queue: queue})
-      assert.equal(timeouts?.oldest_failed_at, 1764489660000)
+      assert.equal(timeouts?.oldest_failed_at, new Date(1764489660000).toISOString())
       const byReason = await json(['inspect-dlq', queue, '-b', broker.url(), '--group-by', 'reason', ...dlqFlag(queue), ...read])
       assert.deepEqual((byReason.groups as Array<{key: Record<string, string>; count: number}>).filter((g) => g.key.reason).map((g) => [g.key.reason, g.count]), [['failed', 3], ['unknown_urn', 1]])
       const listed = await json(['dlq', 'inspect', queue, '-b', broker.url(), '--list', ...dlqFlag(queue), ...read])

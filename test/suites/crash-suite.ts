@@ -62,7 +62,7 @@ export const crashCases: Record<string, CrashCase> = {
   rabbitmq: {name: 'rabbitmq', url: () => amqpUrl, available: (t) => requireBroker(t, 'RabbitMQ', '127.0.0.1', Number(new URL(amqpUrl).port || 5672))},
 }
 
-async function seed(adapter: BrokerAdapter, queue: string, dlq: string, count: number): Promise<Set<string>> {
+export async function seed(adapter: BrokerAdapter, queue: string, dlq: string, count: number): Promise<Set<string>> {
   const ids = new Set<string>()
   for (let start = 0; start < count; start += 1000) {
     const batch = []
@@ -77,7 +77,7 @@ async function seed(adapter: BrokerAdapter, queue: string, dlq: string, count: n
 }
 
 /** How many times each meta.id appears across the queues. */
-async function census(adapter: BrokerAdapter, queues: string[], byDraining = false): Promise<Map<string, number>> {
+export async function census(adapter: BrokerAdapter, queues: string[], byDraining = false): Promise<Map<string, number>> {
   const seen = new Map<string, number>()
   if (byDraining) {
     await drainAway(adapter, queues, (body) => count(seen, body))
@@ -191,7 +191,7 @@ export function crashSuite(c: CrashCase): void {
 }
 
 /** Empties test queues so the shared brokers do not fill up; `onBody` sees every message taken. */
-async function drainAway(adapter: BrokerAdapter, queues: string[], onBody?: (body: Buffer) => void) {
+export async function drainAway(adapter: BrokerAdapter, queues: string[], onBody?: (body: Buffer) => void) {
   for (const queue of queues) {
     let session
     try {

@@ -58,7 +58,7 @@ export function runBq(args: string[], options: RunOptions = {}): Promise<CliResu
 /** What every command prints under --json (src/lib/output/json-output.ts). */
 export type JsonOutput =
   | {ok: true; result: Record<string, unknown>; warnings: string[]}
-  | {ok: false; error: {code: string; message: string; exitCode: number}; result?: Record<string, unknown>; warnings: string[]}
+  | {ok: false; error: {code: string; message: string; exit_code: number}; result?: Record<string, unknown>; warnings: string[]}
 
 /** Parses a command's --json output, failing with the text when it is not the JSON envelope. */
 export function jsonOutput(stdout: string): JsonOutput {

@@ -95,10 +95,10 @@ describe('the JSON output shape', () => {
     assert.deepEqual(successJson({a: 1}, ['w']), {ok: true, result: {a: 1}, warnings: ['w']})
   })
 
-  test('failure: ok, error {code, message, exitCode}, result when there is one, warnings', () => {
+  test('failure: ok, error {code, message, exit_code}, result when there is one, warnings', () => {
     const error = {code: 'partial', message: 'm', exitCode: 3}
     assert.deepEqual(Object.keys(failureJson(error, {counts: {}}, [])), ['ok', 'error', 'result', 'warnings'])
-    assert.deepEqual(failureJson({...error, extra: true} as typeof error, undefined, ['w']), {ok: false, error, warnings: ['w']})
+    assert.deepEqual(failureJson({...error, extra: true} as typeof error, undefined, ['w']), {ok: false, error: {code: 'partial', message: 'm', exit_code: 3}, warnings: ['w']})
   })
 })
 

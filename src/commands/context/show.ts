@@ -11,9 +11,9 @@ interface Shown extends Context {
   name: string
   current: boolean
   /** Whether the referenced password can be read now (never the password). */
-  passwordAvailable?: boolean
+  password_available?: boolean
   /** What a command without --broker/--context acts on now, when it is not this context. */
-  overriddenBy?: string
+  overridden_by?: string
 }
 
 export default class ContextShow extends BqCommand {
@@ -36,16 +36,16 @@ export default class ContextShow extends BqCommand {
     const context = store.contexts[name]
     if (context === undefined) throw new UsageError(`no context named "${name}"${args.name === undefined && envContext !== undefined ? ' (from $BQ_CONTEXT)' : ''}; bq context list shows the defined ones`)
     const shown: Shown = {name, current: name === store.current, ...context}
-    if (context.password !== undefined) shown.passwordAvailable = passwordAvailable(name, context.password)
-    if (args.name === undefined && envContext === undefined && envBroker !== undefined) shown.overriddenBy = '$BQ_BROKER'
+    if (context.password !== undefined) shown.password_available = passwordAvailable(name, context.password)
+    if (args.name === undefined && envContext === undefined && envBroker !== undefined) shown.overridden_by = '$BQ_BROKER'
     if (!this.jsonEnabled()) {
       const lines = [
         `context   ${name}${shown.current ? ' (current)' : ''}`,
         `broker    ${context.broker}`,
         `protected ${context.protected ? 'yes' : 'no'}`,
-        `password  ${describePasswordRef(context.password)}${shown.passwordAvailable === false ? ' (not available now)' : ''}`,
+        `password  ${describePasswordRef(context.password)}${shown.password_available === false ? ' (not available now)' : ''}`,
       ]
-      if (shown.overriddenBy) lines.push(`note      $BQ_BROKER is set and takes precedence over the current context`)
+      if (shown.overridden_by) lines.push(`note      $BQ_BROKER is set and takes precedence over the current context`)
       this.log(lines.join('\n'))
     }
     return shown

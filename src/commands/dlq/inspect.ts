@@ -7,6 +7,7 @@ import {sharedFlags} from '../../lib/cli/flags.js'
 import {GROUP_KEYS, inspectDlq, parseGroupBy} from '../../lib/ops/inspect.js'
 import type {TriageReport} from '../../lib/ops/inspect.js'
 import type {MessageView} from '../../lib/ops/message-view.js'
+import {deadLetterJson} from '../../lib/output/message-rows.js'
 import {formatAge, isoTime, renderTable} from '../../lib/output/table.js'
 
 export default class DlqInspect extends BqCommand {
@@ -27,6 +28,7 @@ export default class DlqInspect extends BqCommand {
     receive: sharedFlags.receive,
     broker: sharedFlags.broker,
     context: sharedFlags.context,
+    timeout: sharedFlags.timeout,
   }
 
   async run(): Promise<TriageReport & {messages?: Record<string, unknown>[]}> {
@@ -48,8 +50,8 @@ export default class DlqInspect extends BqCommand {
       const rows = report.groups.map((g) => [
         String(g.count),
         ...groupBy.map((k, i) => (g.poison ? (i === 0 ? 'poison (not an envelope)' : '') : (g.key[k] ?? '-'))),
-        g.oldest_failed_at === null ? '-' : `${formatAge(now - g.oldest_failed_at)} ago`,
-        g.newest_failed_at === null ? '-' : `${formatAge(now - g.newest_failed_at)} ago`,
+        g.oldest_failed_at === null ? '-' : `${formatAge(now - Date.parse(g.oldest_failed_at))} ago`,
+        g.newest_failed_at === null ? '-' : `${formatAge(now - Date.parse(g.newest_failed_at))} ago`,
       ])
       this.log(await renderTable(head, rows))
       if (messages) {
@@ -64,7 +66,7 @@ export default class DlqInspect extends BqCommand {
         this.logToStderr(`note: ${adapter.kind} has no true peek; the messages read ${readTrace(adapter)}`)
       }
       return report
-    })
+    }, {timeoutSeconds: flags.timeout})
   }
 }
 
@@ -74,7 +76,7 @@ function listRow(view: MessageView): string[] {
 }
 
 function listJson(view: MessageView): Record<string, unknown> {
-  return {position: view.message.position ?? null, id: view.id ?? null, trace_id: view.traceId ?? null, urn: view.urn ?? null, attempts: view.attempts ?? null, poison: view.decodeError ?? null, dead_letter: view.deadLetter ?? null}
+  return {position: view.message.position ?? null, id: view.id ?? null, trace_id: view.traceId ?? null, urn: view.urn ?? null, attempts: view.attempts ?? null, poison: view.decodeError ?? null, dead_letter: deadLetterJson(view)}
 }
 
 function truncate(text: string, max: number): string {

@@ -14,6 +14,7 @@ export default class DlqRecover extends BqCommand {
     dlq: Flags.string({description: 'recover this dead-letter queue instead of <queue>.dlq'}),
     broker: sharedFlags.broker,
     context: sharedFlags.context,
+    timeout: sharedFlags.timeout,
   }
 
   async run(): Promise<{dlq: string; broker: string; recovered: number}> {
@@ -23,6 +24,6 @@ export default class DlqRecover extends BqCommand {
       const recovered = await adapter.recover(dlq)
       if (!this.jsonEnabled()) this.log(`${recovered} message${recovered === 1 ? '' : 's'} returned to ${dlq} on ${adapter.displayUrl}`)
       return {dlq, broker: adapter.displayUrl, recovered}
-    })
+    }, {timeoutSeconds: flags.timeout})
   }
 }

@@ -41,6 +41,7 @@ Exit status: 0 when every selected message moved, 3 when some did not, 2 for usa
     'accept-delivery-cost': Flags.boolean({description: 'on a queue that counts deliveries toward a limit, accept that each message the redrive leaves behind costs one delivery'}),
     broker: sharedFlags.broker,
     context: sharedFlags.context,
+    timeout: sharedFlags.timeout,
   }
 
   async run(): Promise<MoveResult> {
@@ -55,16 +56,18 @@ Exit status: 0 when every selected message moved, 3 when some did not, 2 for usa
       // Refused before anything is read, and before the operator is asked.
       const acceptDeliveryCost = flags['accept-delivery-cost']
       await checkDeliveryCost({source, dlq, dryRun: flags['dry-run'], selectors, max: flags.max, acceptDeliveryCost})
-      if (!flags['dry-run']) {
-        const depth = await source.count(dlq)
+      // The DLQ's depth: for the question, and the progress line's total (only asked for when shown).
+      const depth = !flags['dry-run'] || (!json && process.stderr.isTTY) ? await source.count(dlq) : undefined
+      if (!flags['dry-run'] && depth !== undefined) {
         const where = flags.to ? `to ${flags.to}` : 'to their original queues'
         const onto = target === source ? '' : ` on ${target.displayUrl}`
         const question = redriveQuestion({dlq, from: source.displayUrl, depth, max: flags.max, selectors, destination: `${where}${onto}`})
         if (depth > 0) await confirmChange(question, {yes: flags.yes, max: flags.max, typed: dlq, context: this.brokerContext})
       }
-      return runMoves({json, list: flags.list || flags['dry-run'], verb: 'moved', log: (line) => this.logToStderr(line)}, (hooks) =>
+      const total = depth === undefined ? undefined : flags.max > 0 && selectors.length === 0 ? Math.min(depth, flags.max) : depth
+      return runMoves({json, list: flags.list || flags['dry-run'], verb: 'moved', log: (line) => this.logToStderr(line), total}, (hooks) =>
         redrive({source, target, dlq, toQueue: flags.to, selectors, max: flags.max, rate: flags.rate, bypass: flags.bypass, dryRun: flags['dry-run'], acceptDeliveryCost, ...hooks}),
       )
-    })
+    }, {timeoutSeconds: flags.timeout})
   }
 }

@@ -1,4 +1,5 @@
 import type {EnvelopeFields, NativeFields} from '../envelope/fields.js'
+import type {Timeouts} from './shared/timeouts.js'
 
 /**
  * The broker adapter contract. An adapter moves bytes plus native metadata; it never decodes
@@ -218,6 +219,12 @@ export interface BrokerAdapter {
    * what would cost deliveries without the operator's consent. Absent = handing back is free.
    */
   readsCostDeliveries?(queue: string): Promise<DeliveryCost | undefined>
+  /**
+   * The longest a read (browse, drain, a drain's next) waits by design for messages that may not
+   * come, e.g. Pulsar's idle wait that tells an empty topic. The operation timeout counts on top
+   * (shared/bounded.ts). Absent = 0.
+   */
+  readonly readWaitMs?: number
   /** Release connections. Safe to call twice. */
   close(): Promise<void>
 }
@@ -246,7 +253,16 @@ export interface RelatedQueue {
  * What a broker folder's index.ts exports: the registry loads it lazily (and with it the
  * broker's SDK) only when one of its schemes is used.
  */
+/** What the registry hands every broker's open(). */
+export interface OpenOptions {
+  timeouts: Timeouts
+}
+
 export interface BrokerModule {
-  /** Opens an adapter for a URL of one of this broker's schemes; `displayUrl` is the redacted form for messages. */
-  open(rawUrl: string, displayUrl: string): Promise<BrokerAdapter>
+  /**
+   * Opens an adapter for a URL of one of this broker's schemes; `displayUrl` is the redacted form
+   * for messages. `options.timeouts` bound the connect and the SDK's own requests (the registry
+   * bounds every call on top).
+   */
+  open(rawUrl: string, displayUrl: string, options: OpenOptions): Promise<BrokerAdapter>
 }

@@ -8,7 +8,9 @@ import {isAbsolute, join} from 'node:path'
 
 import {BqError, UsageError, describeError} from '../errors.js'
 import type {BrokerAdapter, BrokerModule} from './adapter.js'
+import {boundAdapter} from './shared/bounded.js'
 import {redactUrl} from './shared/redact.js'
+import {DEFAULT_TIMEOUTS, type Timeouts, timeoutError, timeoutsFor, withinDeadline} from './shared/timeouts.js'
 
 export {redactUrl} from './shared/redact.js'
 
@@ -17,20 +19,22 @@ interface BrokerEntry {
   schemes: readonly string[]
   /** The npm package the broker's folder loads, named when it is missing. */
   sdk: string
+  /** The broker as messages name it. */
+  name: string
   load: () => Promise<{broker: BrokerModule}>
 }
 
 const BROKERS: readonly BrokerEntry[] = [
-  {schemes: ['sqlite'], sdk: 'better-sqlite3', load: () => import('./sqlite/index.js')},
-  {schemes: ['redis', 'rediss'], sdk: 'ioredis', load: () => import('./redis/index.js')},
-  {schemes: ['amqp', 'amqps'], sdk: 'amqplib', load: () => import('./rabbitmq/index.js')},
-  {schemes: ['kafka'], sdk: 'kafkajs', load: () => import('./kafka/index.js')},
-  {schemes: ['sqs'], sdk: '@aws-sdk/client-sqs', load: () => import('./sqs/index.js')},
-  {schemes: ['artemis', 'artemis+ssl'], sdk: 'rhea', load: () => import('./artemis/index.js')},
+  {schemes: ['sqlite'], name: 'the embedded store', sdk: 'better-sqlite3', load: () => import('./sqlite/index.js')},
+  {schemes: ['redis', 'rediss'], name: 'Redis', sdk: 'ioredis', load: () => import('./redis/index.js')},
+  {schemes: ['amqp', 'amqps'], name: 'RabbitMQ', sdk: 'amqplib', load: () => import('./rabbitmq/index.js')},
+  {schemes: ['kafka'], name: 'Kafka', sdk: 'kafkajs', load: () => import('./kafka/index.js')},
+  {schemes: ['sqs'], name: 'SQS', sdk: '@aws-sdk/client-sqs', load: () => import('./sqs/index.js')},
+  {schemes: ['artemis', 'artemis+ssl'], name: 'Artemis', sdk: 'rhea', load: () => import('./artemis/index.js')},
   // Pulsar's WebSocket API through the `ws` package (no native client: see pulsar/adapter.ts).
-  {schemes: ['pulsar', 'pulsar+ssl'], sdk: 'ws', load: () => import('./pulsar/index.js')},
+  {schemes: ['pulsar', 'pulsar+ssl'], name: 'Pulsar', sdk: 'ws', load: () => import('./pulsar/index.js')},
   // Also Azure connection strings (Endpoint=sb://…), which brokerScheme maps to sb.
-  {schemes: ['sb'], sdk: '@azure/service-bus', load: () => import('./service-bus/index.js')},
+  {schemes: ['sb'], name: 'Service Bus', sdk: '@azure/service-bus', load: () => import('./service-bus/index.js')},
 ]
 
 /** Every scheme bq recognises. */
@@ -62,8 +66,17 @@ export function brokerScheme(url: string): string | undefined {
   return /^([a-z][a-z0-9+.-]*):\/\//i.exec(url)?.[1].toLowerCase()
 }
 
-/** Opens the adapter for a broker URL. Errors carry only the redacted URL. */
-export async function openBroker(url: string): Promise<BrokerAdapter> {
+export interface OpenBrokerOptions {
+  /** `--timeout SECONDS`: connect and operation timeout (undefined: the defaults, shared/timeouts.ts). */
+  timeoutSeconds?: number
+}
+
+/**
+ * Opens the adapter for a broker URL. Errors carry only the redacted URL. The connect and every
+ * later call are bounded (shared/timeouts.ts, shared/bounded.ts); the embedded store has no
+ * network to wait for.
+ */
+export async function openBroker(url: string, options: OpenBrokerOptions = {}): Promise<BrokerAdapter> {
   const displayUrl = redactUrl(url)
   const scheme = brokerScheme(url)
   if (scheme === undefined) {
@@ -72,7 +85,30 @@ export async function openBroker(url: string): Promise<BrokerAdapter> {
   const entry = BROKERS.find((candidate) => candidate.schemes.includes(scheme))
   if (entry === undefined) throw new UsageError(`unknown broker URL scheme "${scheme}" in ${displayUrl}; known: ${KNOWN_SCHEMES.join(', ')}`)
   const {broker} = await importAdapter(scheme, entry.sdk, entry.load)
-  return broker.open(url, displayUrl)
+  const timeouts = options.timeoutSeconds === undefined ? urlTimeouts(url, scheme) : timeoutsFor(options.timeoutSeconds)
+  if (scheme === 'sqlite') return broker.open(url, displayUrl, {timeouts})
+  // The adapters bound their own connect; this holds for any that would not, and closes a late one.
+  const slack = 1000
+  const adapter = await withinDeadline(
+    broker.open(url, displayUrl, {timeouts}),
+    timeouts.connectMs + slack,
+    () => timeoutError(entry.name, displayUrl, 'connecting', timeouts.connectMs, timeouts),
+    (late) => void late.then((opened) => opened.close()).catch(() => undefined),
+  )
+  return boundAdapter(adapter, entry.name, timeouts)
+}
+
+/** Redis's `?timeout=SECONDS` sets its operation timeout when --timeout is not given (redis/url.ts checks the value). */
+function urlTimeouts(url: string, scheme: string): Timeouts {
+  if (scheme !== 'redis' && scheme !== 'rediss') return DEFAULT_TIMEOUTS
+  let text: string | null = null
+  try {
+    text = new URL(url).searchParams.get('timeout')
+  } catch {
+    return DEFAULT_TIMEOUTS
+  }
+  if (text === null || !/^[1-9]\d{0,5}$/.test(text)) return DEFAULT_TIMEOUTS
+  return {...DEFAULT_TIMEOUTS, operationMs: Number(text) * 1000, explicit: true}
 }
 
 /**

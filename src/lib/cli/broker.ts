@@ -1,10 +1,11 @@
 import type {BrokerAdapter} from '../brokers/adapter.js'
 import {openBroker, resolveBrokerUrl} from '../brokers/registry.js'
+import type {OpenBrokerOptions} from '../brokers/registry.js'
 import {UsageError} from '../errors.js'
 
-/** Opens the broker a command was pointed at, runs `work`, and always closes it. */
-export async function withBroker<T>(flag: string | undefined, work: (adapter: BrokerAdapter) => Promise<T>): Promise<T> {
-  const adapter = await openBroker(resolveBrokerUrl(flag))
+/** Opens the broker a command was pointed at, runs `work`, and always closes it. `options`: --timeout. */
+export async function withBroker<T>(flag: string | undefined, work: (adapter: BrokerAdapter) => Promise<T>, options: OpenBrokerOptions = {}): Promise<T> {
+  const adapter = await openBroker(resolveBrokerUrl(flag), options)
   try {
     return await work(adapter)
   } finally {
@@ -21,13 +22,14 @@ export async function withBrokers<T>(
   sourceFlag: string | undefined,
   toBrokerFlag: string | undefined,
   work: (source: BrokerAdapter, target: BrokerAdapter) => Promise<T>,
+  options: OpenBrokerOptions = {},
 ): Promise<T> {
-  return withBroker(sourceFlag, (source) => (toBrokerFlag ? withBroker(toBrokerFlag, (target) => work(source, target)) : work(source, source)))
+  return withBroker(sourceFlag, (source) => (toBrokerFlag ? withBroker(toBrokerFlag, (target) => work(source, target), options) : work(source, source)), options)
 }
 
 /** The broker a publishing command writes to: `--to-broker` when given, else `--broker` (else $BQ_BROKER, else the embedded store). */
-export async function withTargetBroker<T>(brokerFlag: string | undefined, toBrokerFlag: string | undefined, work: (target: BrokerAdapter) => Promise<T>): Promise<T> {
-  return withBroker(toBrokerFlag || brokerFlag, work)
+export async function withTargetBroker<T>(brokerFlag: string | undefined, toBrokerFlag: string | undefined, work: (target: BrokerAdapter) => Promise<T>, options: OpenBrokerOptions = {}): Promise<T> {
+  return withBroker(toBrokerFlag || brokerFlag, work, options)
 }
 
 /** What a read leaves behind on a broker without a true peek, for the note peek and inspect print. */

@@ -7,6 +7,8 @@ export const sharedFlags = {
   broker: Flags.string({char: 'b', description: 'broker URL, e.g. redis://127.0.0.1:6379 or amqp://guest:guest@localhost (default: --context, $BQ_BROKER, $BQ_CONTEXT, the current context, else the embedded sqlite store)', helpGroup: 'BROKER'}),
   // Every command with `broker` also takes `context`: BqCommand resolves the pair (src/lib/contexts/resolve.ts).
   context: Flags.string({description: 'act on this named context (bq context list); default: $BQ_CONTEXT, else the current context (bq context use)', helpGroup: 'BROKER'}),
+  // Reaches the adapter through openBroker (src/lib/brokers/shared/timeouts.ts has the defaults).
+  timeout: Flags.integer({description: 'seconds to wait for the broker, to connect and for each operation, before exit 4 (default: 10 to connect, 30 per operation)', min: 1, max: 86_400, helpGroup: 'BROKER'}),
   dryRun: Flags.boolean({char: 'n', description: 'show what would happen; change nothing', default: false}),
   yes: Flags.boolean({char: 'y', description: 'do not ask for confirmation (required when not on a terminal)'}),
   limit: Flags.integer({char: 'l', description: 'how many messages to show (0 = no limit, as --all)', default: 10, min: 0}),

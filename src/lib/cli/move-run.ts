@@ -2,6 +2,7 @@ import type {BrokerAdapter} from '../brokers/adapter.js'
 import {BqError, InterruptedError, PartialError, withResult} from '../errors.js'
 import type {StopSignal} from '../errors.js'
 import type {RedriveItem, RedriveReport} from '../ops/redrive.js'
+import {startProgress} from '../output/progress.js'
 import {itemPrinter, summaryLine} from '../output/redrive-report.js'
 import {OutputWriter} from '../output/writer.js'
 import {stopOnInterrupt} from './interrupt.js'
@@ -16,21 +17,45 @@ export type MoveResult = RedriveReport & {items: RedriveItem[]}
  * prints under --json.
  */
 export async function runMoves(
-  options: {json: boolean; list: boolean; verb: string; log: (line: string) => void},
+  options: {json: boolean; list: boolean; verb: string; log: (line: string) => void; total?: number},
   run: (hooks: {onItem: (item: RedriveItem) => void; stopRequested: () => boolean}) => Promise<RedriveReport>,
 ): Promise<MoveResult> {
+  // The progress line first: on a signal it clears itself before the interrupt's message.
+  const progress = startProgress({unit: 'examined', total: options.total, moves: true, json: options.json})
   const interrupt = stopOnInterrupt()
   const out = new OutputWriter()
+  out.statusLine = progress
   const items: RedriveItem[] = []
-  const print = itemPrinter(out, !options.json && options.list)
+  const listing = !options.json && options.list
+  const print = itemPrinter(out, listing)
+  const counts = {examined: 0, moved: 0, failed: 0}
+  // --list lines go out as each batch ends (the engines yield between batches), not at the end;
+  // a failed write (a closed pipe) is kept by the writer and thrown by the last flush below.
+  let flushing: Promise<void> = Promise.resolve()
+  let scheduled = false
+  const flushSoon = () => {
+    if (scheduled) return
+    scheduled = true
+    setImmediate(() => {
+      scheduled = false
+      flushing = flushing.then(() => out.flush()).catch(() => {})
+    })
+  }
   try {
     const report = await run({
       stopRequested: interrupt.requested,
       onItem: (item) => {
         if (options.json) items.push(item)
         print(item)
+        if (listing) flushSoon()
+        counts.examined++
+        if (item.outcome === 'redriven' || item.outcome === 'would_redrive') counts.moved++
+        if (item.outcome === 'failed') counts.failed++
+        progress.update(counts.examined, counts)
       },
     })
+    progress.stop()
+    await flushing
     await out.flush()
     if (!options.json) options.log(summaryLine(report, options.verb))
     const result: MoveResult = {...report, items}
@@ -40,11 +65,14 @@ export async function runMoves(
   } catch (error) {
     // A run that failed part-way (its broker went) carries its report: say what moved, and list
     // the items under --json, as for a partial run; the error keeps its own code and exit code.
+    progress.stop()
     if (!(error instanceof BqError) || !isRunReport(error.result)) throw error
+    await flushing
     await out.flush()
     if (!options.json) options.log(summaryLine(error.result, options.verb))
     throw withResult(error, {...error.result, items})
   } finally {
+    progress.stop()
     interrupt.dispose()
   }
 }

@@ -18,6 +18,8 @@ export interface BrowseRequest {
   validate?: boolean
   /** Read a log broker from this position instead of the queue's head (capabilities.logBrowse). */
   from?: BrowseFrom
+  /** Start this many messages past the head (or past `from`): where a previous read ended (peek --follow). */
+  offset?: number
   /** Checked between pages: stop reading (a signal), keeping what was read. */
   stopRequested?: () => boolean
 }
@@ -80,7 +82,7 @@ export async function browseQueue(adapter: BrokerAdapter, request: BrowseRequest
       truncated = true
       break
     }
-    const page = await adapter.browse(request.queue, {limit: size, offset: scanned, ...(request.from ? {from: request.from} : {})})
+    const page = await adapter.browse(request.queue, {limit: size, offset: (request.offset ?? 0) + scanned, ...(request.from ? {from: request.from} : {})})
     for (const message of page) {
       scanned++
       if ((await keep(message)) && ++matched >= request.limit) break

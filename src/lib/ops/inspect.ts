@@ -2,6 +2,7 @@ import type {BrokerAdapter, RelatedQueue} from '../brokers/adapter.js'
 import {UsageError} from '../errors.js'
 import {browseQueue} from './browse.js'
 import type {MessageView} from './message-view.js'
+import {isoTime} from '../output/table.js'
 
 /** `bq dlq inspect`: a triage summary of a dead-letter queue, grouped, streamed. */
 
@@ -14,8 +15,9 @@ export interface TriageGroup {
   /** Undecodable bodies form their own group. */
   poison: boolean
   count: number
-  oldest_failed_at: number | null
-  newest_failed_at: number | null
+  /** ISO-8601 UTC with milliseconds, like every time bq prints in JSON. */
+  oldest_failed_at: string | null
+  newest_failed_at: string | null
 }
 
 export interface TriageReport {
@@ -56,6 +58,8 @@ export async function inspectDlq(
   options: {dlq: string; groupBy: GroupKey[]; scanLimit: number; onMessage?: (view: MessageView) => void},
 ): Promise<TriageReport> {
   const groups = new Map<string, TriageGroup>()
+  // Compared as numbers, printed as ISO strings at the end.
+  const span = new Map<TriageGroup, {oldest?: number; newest?: number}>()
   const depth = await adapter.count(options.dlq)
   const outcome = await browseQueue(adapter, {queue: options.dlq, limit: options.scanLimit, scanLimit: options.scanLimit}, (view) => {
     options.onMessage?.(view)
@@ -67,14 +71,20 @@ export async function inspectDlq(
     if (!group) {
       group = {key, poison, count: 0, oldest_failed_at: null, newest_failed_at: null}
       groups.set(id, group)
+      span.set(group, {})
     }
     group.count++
     const failedAt = view.deadLetter?.failedAt
-    if (failedAt !== undefined) {
-      if (group.oldest_failed_at === null || failedAt < group.oldest_failed_at) group.oldest_failed_at = failedAt
-      if (group.newest_failed_at === null || failedAt > group.newest_failed_at) group.newest_failed_at = failedAt
+    const times = span.get(group)
+    if (failedAt !== undefined && times !== undefined) {
+      if (times.oldest === undefined || failedAt < times.oldest) times.oldest = failedAt
+      if (times.newest === undefined || failedAt > times.newest) times.newest = failedAt
     }
   })
+  for (const [group, times] of span) {
+    group.oldest_failed_at = isoTime(times.oldest) ?? null
+    group.newest_failed_at = isoTime(times.newest) ?? null
+  }
   const related = adapter.relatedQueues === undefined ? undefined : await adapter.relatedQueues(options.dlq)
   return {
     dlq: options.dlq,

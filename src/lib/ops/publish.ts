@@ -23,9 +23,9 @@ export interface PublishOptions {
 export interface PublishResult {
   queue: string
   broker: string
-  dryRun: boolean
+  dry_run: boolean
   ids: string[]
-  traceIds: string[]
+  trace_ids: string[]
   /** On a dry run: each message's body exactly as a real publish would send it (UTF-8 text). */
   bodies?: string[]
   /** On a dry run: the same bodies parsed (numbers beyond double precision lose digits here; `bodies` is exact). */
@@ -86,13 +86,13 @@ export async function publishMessages(adapter: BrokerAdapter | undefined, option
   if (options.delayMs !== undefined && adapter && !adapter.capabilities.delay) {
     throw new UsageError(`${adapter.displayUrl} has no delayed delivery; publish without --delay`)
   }
-  const result: PublishResult = {queue: options.queue, broker: adapter?.displayUrl ?? '', dryRun, ids: [], traceIds: []}
+  const result: PublishResult = {queue: options.queue, broker: adapter?.displayUrl ?? '', dry_run: dryRun, ids: [], trace_ids: []}
   if (dryRun) {
     const messages = buildMessages(options, dataText, Math.min(options.count, 100))
     result.bodies = messages.map((m) => m.body.toString('utf8'))
     result.envelopes = result.bodies.map((body) => JSON.parse(body))
     result.ids = messages.map((m) => m.fields.id)
-    result.traceIds = messages.map((m) => m.fields.traceId)
+    result.trace_ids = messages.map((m) => m.fields.traceId)
     return result
   }
   if (!adapter) throw new Error('publish needs a broker')
@@ -106,7 +106,7 @@ export async function publishMessages(adapter: BrokerAdapter | undefined, option
     }
     const ids = outgoing.map((m) => m.fields.id)
     result.ids.push(...ids)
-    result.traceIds.push(...outgoing.map((m) => m.fields.traceId))
+    result.trace_ids.push(...outgoing.map((m) => m.fields.traceId))
     await hooks.onConfirmed?.(ids)
     // A broker that confirms synchronously (the embedded store) never yields to the event loop,
     // where signals are delivered: yield, so a Ctrl-C or SIGTERM is seen between batches.

@@ -2,7 +2,7 @@
  * The one shape of every command's `--json` output (documented in the README, "Commands"):
  *
  *   {"ok": true,  "result": {...}, "warnings": [...]}
- *   {"ok": false, "error": {"code", "message", "exitCode"}, "result"?: {...}, "warnings": [...]}
+ *   {"ok": false, "error": {"code", "message", "exit_code"}, "result"?: {...}, "warnings": [...]}
  *
  * `ok` is true exactly when the exit code is 0. A failure carries `result` when the run did
  * something worth reporting before it ended (a partial or interrupted redrive's full report,
@@ -16,6 +16,13 @@ export interface JsonError {
   code: string
   message: string
   exitCode: number
+}
+
+/** The error as printed: snake_case like every other key bq writes. */
+export interface JsonErrorOut {
+  code: string
+  message: string
+  exit_code: number
 }
 
 /** The context a run acted through; the broker URL carries no password. */
@@ -34,7 +41,7 @@ export interface JsonSuccess<T = unknown> {
 
 export interface JsonFailure<T = unknown> {
   ok: false
-  error: JsonError
+  error: JsonErrorOut
   result?: T
   warnings: string[]
   context?: JsonContext
@@ -47,5 +54,5 @@ export function successJson<T>(result: T, warnings: readonly string[], context?:
 }
 
 export function failureJson(error: JsonError, result: unknown, warnings: readonly string[], context?: JsonContext): JsonFailure {
-  return {ok: false, error: {code: error.code, message: error.message, exitCode: error.exitCode}, ...(result === undefined ? {} : {result}), warnings: [...warnings], ...(context === undefined ? {} : {context})}
+  return {ok: false, error: {code: error.code, message: error.message, exit_code: error.exitCode}, ...(result === undefined ? {} : {result}), warnings: [...warnings], ...(context === undefined ? {} : {context})}
 }

@@ -36,11 +36,32 @@ export function messageJson(view: MessageView, options: {headers?: boolean} = {}
     size: view.size,
     valid: view.decodeError ? false : (view.valid ?? null),
     poison: view.decodeError ?? null,
-    dead_letter: view.deadLetter ?? null,
+    dead_letter: deadLetterJson(view),
     body: view.envelope ? view.envelope.text : view.message.body.toString('base64'),
     body_encoding: view.envelope ? 'utf8' : 'base64',
     ...(options.headers ? {headers: view.message.headers} : {}),
   }
+}
+
+/**
+ * The dead_letter block in JSON: snake_case keys, failed_at as an ISO time (JSON never prints
+ * epoch numbers for times). Absent values are left out, as in the envelope's own block.
+ */
+export function deadLetterJson(view: MessageView): Record<string, unknown> | null {
+  const d = view.deadLetter
+  if (d === undefined) return null
+  const out: Record<string, unknown> = {
+    reason: d.reason,
+    error: d.error,
+    exception: d.exception,
+    failed_at: isoTime(d.failedAt),
+    original_queue: d.originalQueue,
+    attempts: d.attempts,
+    lang: d.lang,
+    native: d.native,
+  }
+  for (const key of Object.keys(out)) if (out[key] === undefined) delete out[key]
+  return out
 }
 
 /** One exportable JSONL line: the envelope with insignificant whitespace removed, every token kept. */

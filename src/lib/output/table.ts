@@ -1,15 +1,37 @@
 import {isTerminal} from './style.js'
 
 /**
- * Tabular output: a boxed table on a terminal (cli-table3, loaded only then), tab-separated
- * lines with a header row when piped, so `bq peek orders | cut -f2` works.
+ * Tabular output: on a terminal, a table (cli-table3, loaded only then) with no rules between
+ * rows, fitted to the terminal's width by truncating the widest column with an ellipsis; when
+ * piped, pure tab-separated lines with a header row, so `bq peek orders | cut -f2` works.
  */
 export async function renderTable(head: string[], rows: string[][]): Promise<string> {
-  if (!isTerminal()) return [head, ...rows].map((row) => row.map((cell) => cell.replace(/[\t\n]/g, ' ')).join('\t')).join('\n')
-  const {default: Table} = await import('cli-table3')
-  const table = new Table({head, style: {head: process.env.NO_COLOR === undefined ? ['cyan'] : [], border: []}})
+  if (!isTerminal()) return [head, ...rows].map(tsvRow).join('\n')
+  const [{default: Table}, {fitColumns}] = await Promise.all([import('cli-table3'), import('./fit-columns.js')])
+  const colWidths = fitColumns([head, ...rows], terminalColumns())
+  const table = new Table({
+    head,
+    chars: ROWS_WITHOUT_RULES,
+    ...(colWidths === undefined ? {} : {colWidths}),
+    style: {head: process.env.NO_COLOR === undefined ? ['cyan'] : [], border: []},
+  })
   table.push(...rows)
   return table.toString()
+}
+
+/** One TSV line: a tab or newline inside a cell would break the columns. */
+export function tsvRow(row: string[]): string {
+  return row.map((cell) => cell.replace(/[\t\r\n]/g, ' ')).join('\t')
+}
+
+/** cli-table3 draws a rule between every two rows by default; only the frame stays. */
+const ROWS_WITHOUT_RULES = {'mid': '', 'left-mid': '', 'mid-mid': '', 'right-mid': ''}
+
+/** The terminal's width: the tty's own, else $COLUMNS (a pseudo-terminal without a size), else unknown. */
+export function terminalColumns(stream: NodeJS.WriteStream = process.stdout): number | undefined {
+  if (stream.columns) return stream.columns
+  const env = Number(process.env.COLUMNS)
+  return Number.isInteger(env) && env > 0 ? env : undefined
 }
 
 /** Short human age: 42s, 5m, 3h, 2d. */
@@ -28,6 +50,7 @@ export function formatBytes(bytes: number): string {
   return `${(bytes / 1024 / 1024).toFixed(1)} MiB`
 }
 
+/** ISO-8601 UTC with milliseconds: the one time format of bq's JSON. */
 export function isoTime(ms: number | undefined): string | undefined {
   return ms === undefined || !Number.isFinite(ms) ? undefined : new Date(ms).toISOString()
 }

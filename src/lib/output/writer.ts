@@ -16,6 +16,12 @@ export class OutputWriter {
   /** A flush waiting for 'drain', to be failed when the stream fails instead. */
   private waiting: ((error: Error) => void) | undefined
 
+  /**
+   * A progress line on the same terminal (src/lib/output/progress.ts): taken off the screen
+   * while lines are written to a terminal stdout, then drawn again, so the two never mix.
+   */
+  statusLine: {clear(): void; redraw(): void} | undefined
+
   constructor(private readonly stream: Writable = process.stdout, private readonly flushAt = 64 * 1024) {
     stream.on('error', (error: NodeJS.ErrnoException) => {
       // EPIPE: the reader went away; stop writing quietly, as Unix tools do. Any other error
@@ -52,7 +58,11 @@ export class OutputWriter {
     this.buffered = 0
     // All text stays one string (one write); bytes among it make the chunk a Buffer.
     const chunk = pending.every((c) => typeof c === 'string') ? pending.join('') : Buffer.concat(pending.map((c) => (typeof c === 'string' ? Buffer.from(c, 'utf8') : c)))
-    if (this.stream.write(chunk)) return
+    const status = (this.stream as {isTTY?: boolean}).isTTY ? this.statusLine : undefined
+    status?.clear()
+    const flowing = this.stream.write(chunk)
+    status?.redraw()
+    if (flowing) return
     await new Promise<void>((resolve, reject) => {
       const drained = () => {
         this.waiting = undefined

@@ -180,7 +180,7 @@ async function assertRefused(queue: string, dlq: string): Promise<void> {
   assert.equal(dryJson.code, 2, dryJson.stdout)
   const output = jsonOutput(dryJson.stdout)
   assert.equal(!output.ok && output.error.code, 'delivery-cost', dryJson.stdout)
-  assert.equal(!output.ok && output.error.exitCode, 2)
+  assert.equal(!output.ok && output.error.exit_code, 2)
 
   // With consent a dry run is still refused: it would hand back every message.
   const dryConsent = await runBq(['dlq', 'redrive', queue, '--dry-run', '--accept-delivery-cost', ...b])
@@ -344,7 +344,7 @@ for (const lost of [
     assert.ok(!output.ok, result.stdout)
     if (output.ok) return
     assert.equal(output.error.code, 'connection')
-    assert.equal(output.error.exitCode, 4)
+    assert.equal(output.error.exit_code, 4)
     assert.doesNotMatch(output.error.message, /\n/)
     assert.match(output.error.message, /connection .*was lost.*CONNECTION_FORCED/)
     const report = output.result as {counts: Record<string, number>; stopped_early: boolean; stop_reason: string; possible_duplicates?: number; items: Array<{id: string; outcome: string}>}
@@ -402,6 +402,6 @@ test('a failed run\'s --json report (one item per message, over a MiB) arrives w
   const command = `${JSON.stringify(process.execPath)} ${JSON.stringify(binRun)} dlq redrive ${queue} --yes --json -b ${JSON.stringify(AMQP_URL)} | (sleep 1; cat)`
   const {stdout} = await run('bash', ['-c', command], {cwd: repoRoot, maxBuffer: 1 << 26})
   const output = jsonOutput(stdout)
-  assert.equal(!output.ok && output.error.exitCode, 3)
+  assert.equal(!output.ok && output.error.exit_code, 3)
   assert.equal((output.result as {counts: {failed: number}}).counts.failed, 5000)
 })

@@ -4,7 +4,7 @@ import {parseBrokerUrl} from '../shared/parse-url.js'
 import {createAdapter} from './adapter.js'
 
 export const broker: BrokerModule = {
-  open: (rawUrl, displayUrl) => createAdapter(parseBrokerUrl(rawUrl, displayUrl), displayUrl),
+  open: (rawUrl, displayUrl, {timeouts}) => createAdapter(parseBrokerUrl(rawUrl, displayUrl), displayUrl, {connectTimeoutMs: timeouts.connectMs}),
 }
 
 export {createAdapter, ARTEMIS_CAPABILITIES, type ArtemisAdapterOptions} from './adapter.js'

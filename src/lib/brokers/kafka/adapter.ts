@@ -12,6 +12,7 @@
  * inspect and dry runs all read this same view, in partition order then offset order.
  * `BrowseOptions.from` reads the log itself instead, whatever the redrive group has done.
  */
+import type {Timeouts} from '../shared/timeouts.js'
 import {QueueNotFoundError, UsageError} from '../../errors.js'
 import type {BrokerAdapter, BrokerMessage, BrowseFrom, BrowseOptions, Capabilities, DrainOptions, DrainSession, OutgoingMessage, RelatedQueue} from '../adapter.js'
 import {kafkaBinding} from './binding.js'
@@ -55,11 +56,13 @@ export interface KafkaAdapterOptions {
   /** Redrive metadata budget (tests make it small to exercise re-appending). */
   stateSoftLimit?: number
   stateHardLimit?: number
+  /** --timeout (see shared/timeouts.ts); the client's defaults when absent. */
+  timeouts?: Timeouts
 }
 
 /** Opens the adapter from the raw URL, which may list several `host:port`s (not a WHATWG URL). */
 export async function createAdapterFromString(rawUrl: string, displayUrl: string, options: KafkaAdapterOptions = {}): Promise<BrokerAdapter> {
-  return createKafkaAdapter(parseKafkaUrl(rawUrl, displayUrl), displayUrl, options)
+  return createKafkaAdapter({...parseKafkaUrl(rawUrl, displayUrl), timeouts: options.timeouts}, displayUrl, options)
 }
 
 /** Connects (authenticating, failing within seconds with a ConnectionError) and returns the adapter. */

@@ -4,7 +4,7 @@ import {createAdapterFromString} from './adapter.js'
 
 export const broker: BrokerModule = {
   // The raw string: a `host:port,host:port` list is not a WHATWG URL.
-  open: (rawUrl, displayUrl) => createAdapterFromString(rawUrl, displayUrl),
+  open: (rawUrl, displayUrl, {timeouts}) => createAdapterFromString(rawUrl, displayUrl, {timeouts}),
 }
 
 export {createAdapterFromString, createKafkaAdapter, KafkaAdapter, KAFKA_CAPABILITIES, redriveGroup, type KafkaAdapterOptions} from './adapter.js'

@@ -11,6 +11,7 @@
  * - `partitions=N`, `replication=N`: for topics bq creates (default 1 partition, and a replication
  *   factor of min(3, brokers in the cluster)). Existing topics are never changed.
  */
+import type {Timeouts} from '../shared/timeouts.js'
 import {readFileSync} from 'node:fs'
 
 import {UsageError, describeError} from '../../errors.js'
@@ -30,6 +31,8 @@ export interface KafkaTarget {
   replication?: number
   /** Values that must never appear in a message (the password, raw and encoded). */
   secrets: string[]
+  /** Connect and request timeouts (--timeout); the registry sets them, absent in tests that build a target by hand. */
+  timeouts?: Timeouts
 }
 
 export const DEFAULT_KAFKA_PORT = 9092

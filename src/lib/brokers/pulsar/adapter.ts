@@ -24,12 +24,13 @@ import type {BrokerAdapter, BrokerMessage, BrowseOptions, Capabilities, DrainOpt
 import {AdapterBase} from '../shared/adapter-base.js'
 import {pulsarBinding} from './binding.js'
 import {PulsarAdmin} from './admin.js'
-import {PulsarDrainSession} from './drain.js'
+import {CLOSE_SETTLE_MS, DRAIN_IDLE_MS, PulsarDrainSession} from './drain.js'
 import {PulsarProducer} from './producer.js'
-import {ViewReader, notDueYet, takeView, toBrokerMessage} from './read.js'
+import {READ_IDLE_MS, ViewReader, notDueYet, takeView, toBrokerMessage} from './read.js'
 import {parsePulsarUrl, topicOf, type PulsarTarget, type Topic} from './url.js'
 import {ConsumerBusyError, Inbox} from './websocket.js'
 import {checkBrowse} from '../shared/check-arguments.js'
+import type {Timeouts} from '../shared/timeouts.js'
 
 const CAPABILITIES: Capabilities = {
   // Queues (topics, entities) exist apart from their messages: reading a missing one is an error.
@@ -57,16 +58,22 @@ export interface PulsarAdapterOptions {
   readIdleMs?: number
   drainIdleMs?: number
   busyRetryMs?: number
+  /** --timeout (shared/timeouts.ts): the WebSocket handshake and the admin requests. */
+  timeouts?: Timeouts
 }
 
 export function createAdapter(url: URL, displayUrl: string, options: PulsarAdapterOptions = {}): BrokerAdapter {
-  return new PulsarAdapter(parsePulsarUrl(url, displayUrl), displayUrl, options)
+  return new PulsarAdapter({...parsePulsarUrl(url, displayUrl), timeouts: options.timeouts}, displayUrl, options)
 }
 
 class PulsarAdapter extends AdapterBase<PulsarDrainSession> {
   readonly kind = 'pulsar'
   readonly capabilities = CAPABILITIES
   readonly binding = pulsarBinding
+  /** A read waits out an idle gap to tell an empty topic; a drain may wait for a busy subscription and, at close, for the broker to drop its consumer. */
+  get readWaitMs(): number {
+    return Math.max(this.options.readIdleMs ?? READ_IDLE_MS, this.options.drainIdleMs ?? DRAIN_IDLE_MS, this.options.busyRetryMs ?? BUSY_RETRY_MS, CLOSE_SETTLE_MS)
+  }
   private readonly admin: PulsarAdmin
   private readonly producers = new Map<string, PulsarProducer>()
   private readonly ensured = new Set<string>()

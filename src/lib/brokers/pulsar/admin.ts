@@ -89,15 +89,20 @@ export class PulsarAdmin {
     }
   }
 
+  /** --timeout's operation timeout, else 30 s. */
+  private get timeoutMs(): number {
+    return this.target.timeouts?.operationMs ?? TIMEOUT_MS
+  }
+
   private async request(path: string, what: string, init: RequestInit = {}): Promise<Response> {
     const headers: Record<string, string> = {accept: 'application/json'}
     if (init.body !== undefined) headers['content-type'] = 'application/json'
     if (this.target.token !== undefined) headers.authorization = `Bearer ${this.target.token}`
     try {
-      return await fetch(this.target.adminBase + path, {...init, headers, signal: AbortSignal.timeout(TIMEOUT_MS)})
+      return await fetch(this.target.adminBase + path, {...init, headers, signal: AbortSignal.timeout(this.timeoutMs)})
     } catch (error) {
       const cause = (error as {cause?: {code?: string; message?: string}}).cause
-      const reason = cause?.code === 'ECONNREFUSED' ? 'connection refused' : (error as Error).name === 'TimeoutError' ? `no answer within ${TIMEOUT_MS / 1000}s` : scrubSecrets(cause?.message ?? describeError(error), this.target.secrets)
+      const reason = cause?.code === 'ECONNREFUSED' ? 'connection refused' : (error as Error).name === 'TimeoutError' ? `no answer within ${this.timeoutMs / 1000}s` : scrubSecrets(cause?.message ?? describeError(error), this.target.secrets)
       throw new ConnectionError(`cannot ${what}: the Pulsar admin API of ${this.displayUrl} is unreachable (${reason})`, error)
     }
   }

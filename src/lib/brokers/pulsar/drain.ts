@@ -28,7 +28,7 @@ import {DrainGuard} from '../shared/drain-guard.js'
 /** How long `next` waits for a message the backlog says exists before it ends the drain. */
 export const DRAIN_IDLE_MS = 15_000
 /** How long `close` waits for the broker to see the consumer gone (and so its acks applied). */
-const CLOSE_SETTLE_MS = 20_000
+export const CLOSE_SETTLE_MS = 20_000
 /** After the first message of a batch, how long `next` waits for each further one. */
 const BATCH_GAP_MS = 20
 

@@ -4,7 +4,7 @@ import {parseBrokerUrl} from '../shared/parse-url.js'
 import {createAdapter} from './adapter.js'
 
 export const broker: BrokerModule = {
-  open: async (rawUrl, displayUrl) => createAdapter(parseBrokerUrl(rawUrl, displayUrl), displayUrl),
+  open: async (rawUrl, displayUrl, {timeouts}) => createAdapter(parseBrokerUrl(rawUrl, displayUrl), displayUrl, {timeouts}),
 }
 
 export {createAdapter, type PulsarAdapterOptions} from './adapter.js'

@@ -6,6 +6,7 @@
  * cannot silently point bq at another subscription.
  */
 import {UsageError} from '../../errors.js'
+import type {Timeouts} from '../shared/timeouts.js'
 
 export type SubscriptionType = 'Exclusive' | 'Shared'
 
@@ -27,6 +28,8 @@ export interface PulsarTarget {
    */
   ensureSubscription: string
   secrets: string[]
+  /** Connect and request timeouts (--timeout); the registry sets them, absent in tests that build a target by hand. */
+  timeouts?: Timeouts
 }
 
 export const DEFAULT_SUBSCRIPTION = 'bq-redrive'

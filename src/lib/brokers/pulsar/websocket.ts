@@ -39,7 +39,7 @@ export function openSocket(target: PulsarTarget, displayUrl: string, path: strin
   const headers: Record<string, string> = {}
   if (target.token !== undefined) headers.authorization = `Bearer ${target.token}`
   return new Promise((resolve, reject) => {
-    const socket = new WebSocket(target.wsBase + path, {headers, handshakeTimeout: OPEN_TIMEOUT_MS, perMessageDeflate: false})
+    const socket = new WebSocket(target.wsBase + path, {headers, handshakeTimeout: target.timeouts?.connectMs ?? OPEN_TIMEOUT_MS, perMessageDeflate: false})
     if (onMessage !== undefined) socket.on('message', onMessage)
     let settled = false
     const fail = (error: Error) => {

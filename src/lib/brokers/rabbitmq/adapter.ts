@@ -64,6 +64,8 @@ const MAX_PREFETCH = 65_535
 export interface RabbitAdapterOptions {
   /** Drain tuning, for tests and benchmarks. */
   drain?: DrainTuning
+  /** --timeout's connect timeout (ms), for the adapter's and each drain's connection. */
+  connectTimeoutMs?: number
 }
 
 type WatchedChannel = Awaited<ReturnType<typeof quietChannel>>
@@ -72,6 +74,8 @@ export class RabbitAdapter extends AdapterBase<RabbitDrainSession> {
   readonly kind = 'rabbitmq'
   readonly capabilities = RABBIT_CAPABILITIES
   readonly binding = rabbitmqBinding
+  /** A browse or drain waits up to 10 s for messages RabbitMQ counts but has not delivered yet. */
+  readonly readWaitMs = 10_000
 
   private opsChannel: WatchedChannel | undefined
   private confirmChannel: (ConfirmChannel & {bqClosedBecause?: string; bqClosed?: boolean}) | undefined
@@ -151,7 +155,7 @@ export class RabbitAdapter extends AdapterBase<RabbitDrainSession> {
 
   async drain(queue: string, options: DrainOptions = {}): Promise<DrainSession> {
     this.check(queue, `drain "${queue}"`)
-    const connection = await connectRabbit(this.url, this.displayUrl, `drain ${queue}`)
+    const connection = await connectRabbit(this.url, this.displayUrl, `drain ${queue}`, this.options.connectTimeoutMs)
     try {
       const channel = await quietChannel(connection)
       let ready: number
@@ -478,6 +482,6 @@ class NotFound extends Error {}
 /** The registry's entry point: connects (failing fast with a ConnectionError) and returns the adapter. */
 export async function createRabbitAdapter(url: URL, displayUrl: string, options: RabbitAdapterOptions = {}): Promise<BrokerAdapter> {
   if (url.protocol !== 'amqp:' && url.protocol !== 'amqps:') throw new UsageError(`${displayUrl} is not an amqp:// or amqps:// URL`)
-  const connection = await connectRabbit(url, displayUrl, 'adapter')
+  const connection = await connectRabbit(url, displayUrl, 'adapter', options.connectTimeoutMs)
   return new RabbitAdapter(connection, url, displayUrl, options)
 }

@@ -42,12 +42,12 @@ export function brokerReason(error: unknown): string {
 }
 
 /** Connects with Nagle off (amqplib leaves it on, which stalls every round trip by ~40 ms). */
-export async function connectRabbit(url: URL, displayUrl: string, purpose: string): Promise<ChannelModel> {
+export async function connectRabbit(url: URL, displayUrl: string, purpose: string, connectTimeoutMs = 10_000): Promise<ChannelModel> {
   let connection: ChannelModel
   try {
     connection = await amqp.connect(url.href, {
       noDelay: true,
-      timeout: 10_000,
+      timeout: connectTimeoutMs,
       // The pid tells an operator (and `rabbitmqctl list_connections client_properties`) whose connection it is.
       clientProperties: {connection_name: `bq ${purpose} (pid ${process.pid})`},
     })
@@ -55,7 +55,7 @@ export async function connectRabbit(url: URL, displayUrl: string, purpose: strin
     // amqplib's messages do not echo the password, but scrub it anyway: a URL-encoded or raw
     // secret must never reach a terminal.
     const secrets = [url.password, safeDecode(url.password)]
-    const reason = scrubSecrets(connectFailureReason(error), secrets)
+    const reason = scrubSecrets(connectFailureReason(error, url), secrets)
     throw new ConnectionError(`cannot connect to RabbitMQ at ${displayUrl}: ${reason}`, error)
   }
   // A connection-level failure is also reported by 'close' (with the error), which the owners
@@ -107,13 +107,20 @@ function settleWithin(emitter: NodeJS.EventEmitter, closing: Promise<unknown>, o
   })
 }
 
-function connectFailureReason(error: unknown): string {
+function connectFailureReason(error: unknown, url: URL): string {
   const code = amqpCode(error)
   const errno = (error as NodeJS.ErrnoException | undefined)?.code
   if (code === AMQP_ACCESS_REFUSED || /ACCESS[-_]REFUSED/.test(describeError(error))) return 'the broker refused the credentials (ACCESS_REFUSED)'
-  if (/NOT[-_]ALLOWED/.test(describeError(error)) && /vhost/i.test(describeError(error))) return `the virtual host does not exist or is not allowed (${brokerReason(error)})`
+  // RabbitMQ closes the handshake at connection.open for an unknown or forbidden vhost.
+  if ((/NOT[-_]ALLOWED/.test(describeError(error)) && /vhost/i.test(describeError(error))) || /Expected ConnectionOpenOk/.test(describeError(error))) return `vhost "${vhostOf(url)}" does not exist or the user has no access to it (create it, or grant access: rabbitmqctl set_permissions -p VHOST USER ".*" ".*" ".*")`
   if (typeof errno === 'string') return `${errno} (${describeError(error)})`
   return brokerReason(error)
+}
+
+/** The virtual host an amqp:// URL names: its path without the first slash, "/" when empty. */
+function vhostOf(url: URL): string {
+  const path = url.pathname.replace(/^\//, '')
+  return path === '' ? '/' : safeDecode(path)
 }
 
 function safeDecode(text: string): string {

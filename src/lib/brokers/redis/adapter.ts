@@ -270,7 +270,7 @@ class RedisAdapter extends AdapterBase<RedisDrainSession> {
       // sent on this connection (every later call fails at once instead of waiting as long again).
       // A drain's reservations stay in :processing / :bq-held for the next run or recover.
       this.client.disconnect()
-      return new ConnectionError(`${this.displayUrl} did not answer within ${this.commandTimeoutMs / 1000} s (could not ${what}); set ?timeout=SECONDS on the URL to wait longer`, error)
+      return new ConnectionError(`Redis at ${this.displayUrl} did not answer within ${this.commandTimeoutMs / 1000} s (could not ${what}); set --timeout SECONDS (or ?timeout= on the URL) to wait longer`, error)
     }
     // A ReplyError is Redis answering; anything else from the client is the connection failing.
     const isReply = (error as {name?: string} | undefined)?.name === 'ReplyError'

@@ -4,7 +4,9 @@ import {parseBrokerUrl} from '../shared/parse-url.js'
 import {createRedisAdapter} from './adapter.js'
 
 export const broker: BrokerModule = {
-  open: (rawUrl, displayUrl) => createRedisAdapter(parseBrokerUrl(rawUrl, displayUrl), displayUrl),
+  // --timeout overrides the URL's ?timeout= for commands (the registry has already folded the URL's into `timeouts`).
+  open: (rawUrl, displayUrl, {timeouts}) =>
+    createRedisAdapter(parseBrokerUrl(rawUrl, displayUrl), displayUrl, {connectTimeoutMs: timeouts.connectMs, commandTimeoutMs: timeouts.explicit ? timeouts.operationMs : undefined}),
 }
 
 export {createRedisAdapter, type RedisAdapterOptions} from './adapter.js'

@@ -24,6 +24,7 @@ import {toBrokerMessage, toServiceBusMessage} from './message.js'
 import {PeekCursors, firstSequenceNumber, scan, type SequenceNumber} from './peek.js'
 import {CONNECTION_STRING_ENV, parseServiceBusTarget, type ServiceBusTarget} from './url.js'
 import {checkBatch, checkBrowse} from '../shared/check-arguments.js'
+import type {Timeouts} from '../shared/timeouts.js'
 
 export const SERVICE_BUS_CAPABILITIES: Capabilities = {
   // Queues (topics, entities) exist apart from their messages: reading a missing one is an error.
@@ -53,6 +54,8 @@ const SCHEDULE_CHUNK = 100
 export interface ServiceBusAdapterOptions {
   drain?: DrainTuning
   env?: NodeJS.ProcessEnv
+  /** --timeout (shared/timeouts.ts): each SDK try gets the operation timeout. */
+  timeouts?: Timeouts
 }
 
 type AdminClient = Pick<ServiceBusAdministrationClient, 'getQueueRuntimeProperties' | 'getSubscriptionRuntimeProperties'>
@@ -61,6 +64,8 @@ class ServiceBusAdapter extends AdapterBase<ServiceBusDrainSession> {
   readonly kind = 'service-bus'
   readonly capabilities = SERVICE_BUS_CAPABILITIES
   readonly binding = serviceBusBinding
+  /** A drain's receive waits up to 3 s for a first message before it calls the queue empty. */
+  readonly readWaitMs = 3500
   /** Distinguishes this run's republished copies (see messageIdFor). */
   private readonly runId = randomBytes(6).toString('base64url')
   private readonly senders = new Map<string, ServiceBusSender>()
@@ -305,12 +310,14 @@ class ServiceBusAdapter extends AdapterBase<ServiceBusDrainSession> {
   }
 }
 
-/** Retries are few and short: a CLI run reports a failure rather than hanging on it. */
-const CLIENT_OPTIONS = {retryOptions: {maxRetries: 2, retryDelayInMs: 500, maxRetryDelayInMs: 2000, timeoutInMs: 30_000}}
+/** Retries are few and short: a CLI run reports a failure rather than hanging on it. Each try gets the operation timeout (--timeout). */
+function clientOptions(operationMs = 30_000) {
+  return {retryOptions: {maxRetries: 2, retryDelayInMs: 500, maxRetryDelayInMs: 2000, timeoutInMs: operationMs}}
+}
 
-async function clientFor(target: ServiceBusTarget, displayUrl: string): Promise<{client: ServiceBusClient; admin?: AdminClient; secrets: string[]}> {
+async function clientFor(target: ServiceBusTarget, displayUrl: string, operationMs?: number): Promise<{client: ServiceBusClient; admin?: AdminClient; secrets: string[]}> {
   if (target.kind === 'connection-string') {
-    const client = new ServiceBusClient(target.connectionString, CLIENT_OPTIONS)
+    const client = new ServiceBusClient(target.connectionString, clientOptions(operationMs))
     // The emulator (and bq's test server) have no ATOM management endpoint.
     const admin = target.emulator ? undefined : new ServiceBusAdministrationClient(target.connectionString)
     return {client, admin, secrets: target.secrets}
@@ -324,7 +331,7 @@ async function clientFor(target: ServiceBusTarget, displayUrl: string): Promise<
   }
   const credential = new identity.DefaultAzureCredential() as ConstructorParameters<typeof ServiceBusAdministrationClient>[1]
   return {
-    client: new ServiceBusClient(target.host, credential as ConstructorParameters<typeof ServiceBusClient>[1], CLIENT_OPTIONS),
+    client: new ServiceBusClient(target.host, credential as ConstructorParameters<typeof ServiceBusClient>[1], clientOptions(operationMs)),
     admin: new ServiceBusAdministrationClient(target.host, credential),
     secrets: [],
   }
@@ -333,6 +340,6 @@ async function clientFor(target: ServiceBusTarget, displayUrl: string): Promise<
 /** Opens the adapter from the broker value as given (a connection string is not a URL). */
 export async function createAdapterFromString(rawUrl: string, displayUrl: string, options: ServiceBusAdapterOptions = {}): Promise<BrokerAdapter> {
   const target = parseServiceBusTarget(rawUrl, displayUrl, options.env)
-  const {client, admin, secrets} = await clientFor(target, displayUrl)
+  const {client, admin, secrets} = await clientFor(target, displayUrl, options.timeouts?.operationMs)
   return new ServiceBusAdapter(client, displayUrl, secrets, admin, options)
 }

@@ -4,7 +4,7 @@ import {createAdapterFromString} from './adapter.js'
 
 export const broker: BrokerModule = {
   // The raw string: a connection string (`Endpoint=sb://…;…`) is not a URL.
-  open: (rawUrl, displayUrl) => createAdapterFromString(rawUrl, displayUrl),
+  open: (rawUrl, displayUrl, {timeouts}) => createAdapterFromString(rawUrl, displayUrl, {timeouts}),
 }
 
 export {createAdapterFromString, SERVICE_BUS_CAPABILITIES, type ServiceBusAdapterOptions} from './adapter.js'

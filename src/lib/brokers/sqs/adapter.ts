@@ -13,12 +13,13 @@ import {BqError, QueueNotFoundError, UsageError} from '../../errors.js'
 import type {BrokerAdapter, BrokerMessage, BrowseOptions, Capabilities, DeliveryCost, DrainOptions, DrainSession, OutgoingMessage} from '../adapter.js'
 import {AdapterBase} from '../shared/adapter-base.js'
 import {sqsBinding} from './binding.js'
-import {createSqsClient, isQueueMissing, sqsError, SqsQueues} from './client.js'
+import {createSqsClient, isQueueMissing, RECEIVE_WAIT_MS, sqsError, SqsQueues} from './client.js'
 import {SqsDrainSession} from './drain.js'
 import {compareSent} from './message.js'
 import {checkOutgoing, prepareEntries, sendEntries} from './publish.js'
 import {checkSqsQueueName, isFifoQueue, parseSqsUrl, type SqsTarget} from './url.js'
 import {checkBrowse} from '../shared/check-arguments.js'
+import type {Timeouts} from '../shared/timeouts.js'
 
 export const SQS_CAPABILITIES: Capabilities = {
   // Queues (topics, entities) exist apart from their messages: reading a missing one is an error.
@@ -47,8 +48,8 @@ export const SQS_CAPABILITIES: Capabilities = {
 const BROWSE_PAGE = 500
 
 /** The registry's entry point for `sqs://`. */
-export function createAdapter(url: URL, displayUrl: string): BrokerAdapter {
-  const target = parseSqsUrl(url, displayUrl)
+export function createAdapter(url: URL, displayUrl: string, timeouts?: Timeouts): BrokerAdapter {
+  const target = {...parseSqsUrl(url, displayUrl), timeouts}
   return new SqsAdapter(createSqsClient(target), target, displayUrl)
 }
 
@@ -56,6 +57,8 @@ export class SqsAdapter extends AdapterBase<SqsDrainSession> {
   readonly kind = 'sqs'
   readonly capabilities = SQS_CAPABILITIES
   readonly binding = sqsBinding
+  /** A drain's last receive long-polls (1 s) before it calls the queue empty. */
+  readonly readWaitMs = 2 * RECEIVE_WAIT_MS
   private readonly queues: SqsQueues
 
   constructor(

@@ -25,6 +25,8 @@ const CONNECT_TIMEOUT_MS = 2000
 const MAX_ATTEMPTS = 3
 /** Above the longest wait a receive asks for (1 s), with room for a slow answer. */
 const REQUEST_TIMEOUT_MS = 30_000
+/** The longest a receive waits for messages (drain.ts asks for 1 s at most). */
+export const RECEIVE_WAIT_MS = 1000
 /** Concurrent requests per client: the batch fan-out of publish, drain and heartbeat. */
 const MAX_SOCKETS = 32
 
@@ -32,8 +34,9 @@ export function createSqsClient(target: SqsTarget): SQSClient {
   const config: SQSClientConfig = {
     maxAttempts: MAX_ATTEMPTS,
     requestHandler: {
-      connectionTimeout: CONNECT_TIMEOUT_MS,
-      requestTimeout: REQUEST_TIMEOUT_MS,
+      connectionTimeout: Math.min(CONNECT_TIMEOUT_MS, target.timeouts?.connectMs ?? CONNECT_TIMEOUT_MS),
+      // A receive's 1 s long poll rides on top of the operation timeout.
+      requestTimeout: target.timeouts === undefined ? REQUEST_TIMEOUT_MS : target.timeouts.operationMs + RECEIVE_WAIT_MS,
       throwOnRequestTimeout: true,
       httpAgent: {keepAlive: true, maxSockets: MAX_SOCKETS},
       httpsAgent: {keepAlive: true, maxSockets: MAX_SOCKETS},

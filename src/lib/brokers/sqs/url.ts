@@ -6,6 +6,7 @@
  * printed, logged and shared as it is.
  */
 import {UsageError} from '../../errors.js'
+import type {Timeouts} from '../shared/timeouts.js'
 
 export interface SqsTarget {
   /** Empty: the SDK resolves the region itself (AWS_REGION, the profile). */
@@ -20,6 +21,8 @@ export interface SqsTarget {
   visibilitySeconds: number
   /** A named profile from the shared AWS config files. */
   profile?: string
+  /** Connect and request timeouts (--timeout); the registry sets them, absent in tests that build a target by hand. */
+  timeouts?: Timeouts
 }
 
 /**

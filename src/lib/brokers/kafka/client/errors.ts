@@ -62,6 +62,8 @@ export function isConnectionFailure(error: unknown): boolean {
     if (CONNECTION_NAMES.has(candidate.name ?? '')) return true
     if (AUTH_TYPES.has(candidate.type ?? '')) return true
     if (typeof candidate.code === 'string' && /^E[A-Z]+$/.test(candidate.code)) return true
+    // kafkajs's plain Error when a request is sent on a connection its handshake never finished (a hung broker).
+    if (/^(Broker )?not connected$/i.test(candidate.message ?? '')) return true
   }
   return false
 }

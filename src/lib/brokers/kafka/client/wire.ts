@@ -145,9 +145,10 @@ export function createKafkaClient(target: KafkaTarget): Kafka {
     brokers: target.brokers,
     clientId: target.clientId,
     ssl: target.ssl,
-    connectionTimeout: 3000,
-    authenticationTimeout: 5000,
-    requestTimeout: 30_000,
+    // Three connect attempts fit in the connect timeout (--timeout); each request gets the operation timeout.
+    connectionTimeout: target.timeouts === undefined ? 3000 : Math.max(500, Math.round(target.timeouts.connectMs / 3)),
+    authenticationTimeout: target.timeouts?.connectMs ?? 5000,
+    requestTimeout: target.timeouts?.operationMs ?? 30_000,
     retry: {retries: 2, initialRetryTime: 150, maxRetryTime: 2000},
     logLevel: logLevel.NOTHING,
     logCreator: () => () => undefined,

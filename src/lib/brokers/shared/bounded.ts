@@ -1,0 +1,150 @@
+/**
+ * The operation timeout, applied to every adapter the same way: each call (and each call of its
+ * drain sessions) must settle within the operation timeout, or it fails with exit 4 naming the
+ * broker and what bq was waiting for. Adapters also set their SDKs' own timeouts; this is the
+ * backstop that holds whatever an SDK does (a socket that stays open but carries nothing
+ * answers no timeout of its own in several of them).
+ *
+ * After one call timed out (or failed with exit 4) the broker counts as lost: later calls (the release and close a
+ * failing run makes) get a short grace instead, and a close that fails or hangs then is ignored,
+ * so the run exits promptly with its report and the broker returns what was reserved (or the
+ * next run's recover does).
+ */
+import type {BrokerAdapter, BrokerMessage, BrowseOptions, DeliveryCost, DrainOptions, DrainSession, OutgoingMessage, RelatedQueue, ReservedMessage} from '../adapter.js'
+import {BqError, ExitCode} from '../../errors.js'
+import {type Timeouts, timeoutError, withinDeadline} from './timeouts.js'
+
+/** How long a call may still take once the broker counts as lost. */
+const GRACE_AFTER_LOSS_MS = 1000
+/**
+ * Time per message a call carries, on top of the timeout: the timeout is for a broker that does
+ * not answer, and a 20,000-message browse or a 1,000-message publish legitimately takes longer
+ * than a count.
+ */
+const PER_MESSAGE_MS = 5
+
+class Watchdog {
+  lost = false
+
+  constructor(
+    private readonly broker: string,
+    private readonly displayUrl: string,
+    private readonly timeouts: Timeouts,
+    /** How long reads wait by design for messages that may not come (see BrokerAdapter.readWaitMs). */
+    private readonly readWaitMs: number,
+  ) {}
+
+  /** Runs `work` within the operation timeout, plus the design wait of a read and time for `messages`. */
+  call<T>(what: string, work: () => Promise<T>, size: {read?: boolean; messages?: number} = {}): Promise<T> {
+    const allowance = (size.read === true ? this.readWaitMs : 0) + (size.messages ?? 0) * PER_MESSAGE_MS
+    const ms = this.lost ? Math.min(GRACE_AFTER_LOSS_MS, this.timeouts.operationMs) : this.timeouts.operationMs + allowance
+    const bounded = withinDeadline(work(), ms, () => {
+      this.lost = true
+      return timeoutError(this.broker, this.displayUrl, what, ms, this.timeouts)
+    })
+    // The adapter's own timeout or a dropped connection (exit 4) counts as a loss too.
+    bounded.catch((error: unknown) => {
+      if (error instanceof BqError && error.exitCode === ExitCode.connection) this.lost = true
+    })
+    return bounded
+  }
+
+  /** A close: bounded like any call, but after a loss it never fails (there is nothing left to tell). */
+  async close(what: string, work: () => Promise<void>): Promise<void> {
+    // A close may settle by design (Pulsar waits for the broker to drop its consumer): the read allowance.
+    if (!this.lost) return this.call(what, work, {read: true})
+    await this.call(what, work).catch(() => undefined)
+  }
+}
+
+class BoundedSession implements DrainSession {
+  readonly nextWhileSettling?: boolean
+  readonly moveAtomically?: (sources: ReservedMessage[], targetQueue: string, outgoing: OutgoingMessage[]) => Promise<void>
+
+  constructor(
+    private readonly inner: DrainSession,
+    private readonly dog: Watchdog,
+    private readonly queue: string,
+  ) {
+    this.nextWhileSettling = inner.nextWhileSettling
+    const atomic = inner.moveAtomically?.bind(inner)
+    if (atomic !== undefined) this.moveAtomically = (sources, targetQueue, outgoing) => dog.call(`moving ${sources.length} message(s) from ${queue} to ${targetQueue}`, () => atomic(sources, targetQueue, outgoing), {messages: sources.length})
+  }
+
+  next(max: number): Promise<ReservedMessage[]> {
+    return this.dog.call(`reading from ${this.queue}`, () => this.inner.next(max), {read: true, messages: max})
+  }
+
+  ack(messages: ReservedMessage[]): Promise<void> {
+    return this.dog.call(`removing ${messages.length} message(s) from ${this.queue}`, () => this.inner.ack(messages), {messages: messages.length})
+  }
+
+  release(messages: ReservedMessage[]): Promise<void> {
+    return this.dog.call(`returning ${messages.length} message(s) to ${this.queue}`, () => this.inner.release(messages), {messages: messages.length})
+  }
+
+  close(): Promise<void> {
+    return this.dog.close(`closing the drain of ${this.queue}`, () => this.inner.close())
+  }
+}
+
+class BoundedAdapter implements BrokerAdapter {
+  readonly relatedQueues?: (queue: string) => Promise<RelatedQueue[]>
+  readonly readsCostDeliveries?: (queue: string) => Promise<DeliveryCost | undefined>
+
+  constructor(
+    private readonly inner: BrokerAdapter,
+    private readonly dog: Watchdog,
+  ) {
+    const related = inner.relatedQueues?.bind(inner)
+    if (related !== undefined) this.relatedQueues = (queue) => dog.call(`listing the queues next to ${queue}`, () => related(queue))
+    const cost = inner.readsCostDeliveries?.bind(inner)
+    if (cost !== undefined) this.readsCostDeliveries = (queue) => dog.call(`looking up ${queue}`, () => cost(queue))
+  }
+
+  get kind() {
+    return this.inner.kind
+  }
+
+  get displayUrl() {
+    return this.inner.displayUrl
+  }
+
+  get capabilities() {
+    return this.inner.capabilities
+  }
+
+  get binding() {
+    return this.inner.binding
+  }
+
+  publish(queue: string, messages: OutgoingMessage[]): Promise<void> {
+    return this.dog.call(`publishing ${messages.length} message(s) to ${queue}`, () => this.inner.publish(queue, messages), {messages: messages.length})
+  }
+
+  browse(queue: string, options: BrowseOptions): Promise<BrokerMessage[]> {
+    return this.dog.call(`reading ${queue}`, () => this.inner.browse(queue, options), {read: true, messages: Math.min(options.limit, 1_000_000)})
+  }
+
+  count(queue: string): Promise<number> {
+    return this.dog.call(`counting ${queue}`, () => this.inner.count(queue))
+  }
+
+  async drain(queue: string, options?: DrainOptions): Promise<DrainSession> {
+    const session = await this.dog.call(`opening a drain of ${queue}`, () => this.inner.drain(queue, options), {read: true})
+    return new BoundedSession(session, this.dog, queue)
+  }
+
+  recover(queue: string): Promise<number> {
+    return this.dog.call(`recovering ${queue}`, () => this.inner.recover(queue))
+  }
+
+  close(): Promise<void> {
+    return this.dog.close('closing the connection', () => this.inner.close())
+  }
+}
+
+/** `adapter`, with every call bounded by the operation timeout. `broker` names it in messages (`RabbitMQ`). */
+export function boundAdapter(adapter: BrokerAdapter, broker: string, timeouts: Timeouts): BrokerAdapter {
+  return new BoundedAdapter(adapter, new Watchdog(broker, adapter.displayUrl, timeouts, adapter.readWaitMs ?? 0))
+}
