@@ -1,4 +1,3 @@
-import {readFileSync} from 'node:fs'
 import {isUtf8} from 'node:buffer'
 
 import {Args, Flags} from '@oclif/core'
@@ -8,7 +7,7 @@ import {BqCommand} from '../lib/cli/base-command.js'
 import {withBroker} from '../lib/cli/broker.js'
 import {sharedFlags} from '../lib/cli/flags.js'
 import {stopOnInterrupt} from '../lib/cli/interrupt.js'
-import {readStdinIfPiped} from '../lib/cli/stdin.js'
+import {readInputFile, readStdinIfPiped} from '../lib/cli/stdin.js'
 import {BqError, InterruptedError, UsageError} from '../lib/errors.js'
 import {publishMessages} from '../lib/ops/publish.js'
 import type {PublishOptions, PublishResult} from '../lib/ops/publish.js'
@@ -105,20 +104,12 @@ Exit status: 0 when every message was published, 1 when publishing failed (the i
 
   private async dataText(data: string | undefined, dataFile: string | undefined): Promise<string> {
     if (data !== undefined) return data
-    const bytes = dataFile === undefined ? await readStdinIfPiped() : readDataFile(dataFile)
+    const bytes = dataFile === undefined ? await readStdinIfPiped() : await readInputFile(dataFile, '--data-file')
     if (bytes === undefined) return '{}'
     // Decoding would turn bad bytes into U+FFFD and publish data the input never held.
     if (!isUtf8(bytes)) throw new UsageError(`${dataFile === undefined ? 'stdin' : `--data-file ${dataFile}`} is not valid UTF-8 (JSON data must be): nothing was published`, 'encoding.not_utf8')
     const text = bytes.toString('utf8')
     return dataFile === undefined && text.trim() === '' ? '{}' : text
-  }
-}
-
-function readDataFile(file: string): Buffer {
-  try {
-    return readFileSync(file)
-  } catch (error) {
-    throw new UsageError(`cannot read --data-file ${file}: ${(error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as Error).message}`)
   }
 }
 

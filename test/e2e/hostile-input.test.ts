@@ -72,3 +72,27 @@ describe('peek exports what it is asked for', () => {
     assert.equal(result.stdout.trim().split('\n').length, 10050)
   })
 })
+
+describe('publish: data that never ends or is too big', () => {
+  const broker = () => `sqlite://${path.join(dir, 'publish-limits.db')}`
+
+  test('--data-file /dev/zero is refused at the message size limit, nothing published', async () => {
+    const result = await runBq(['publish', 'urn:babel:orders:created', '-q', 'orders', '--data-file', '/dev/zero', '-b', broker()], {timeoutMs: 60_000})
+    assert.equal(result.code, 2, result.stderr)
+    assert.equal(result.stderr.trim(), "Error: --data-file /dev/zero is larger than 16 MiB (bq's largest message): nothing was published")
+    assert.equal(hasStackTrace(result.stderr), false)
+    const json = await runBq(['publish', 'urn:babel:orders:created', '-q', 'orders', '--data-file', '/dev/zero', '-b', broker(), '--json'], {timeoutMs: 60_000})
+    assert.equal(JSON.parse(json.stdout).error.code, 'input.too_large')
+  })
+
+  test('stdin above the limit is refused; a directory is a one-line error; nothing was published', async () => {
+    const big = await runBq(['publish', 'urn:babel:orders:created', '-q', 'orders', '-b', broker()], {stdin: Buffer.alloc(17 * 1024 * 1024, 0x20), timeoutMs: 60_000})
+    assert.equal(big.code, 2, big.stderr)
+    assert.match(big.stderr, /^Error: stdin is larger than 16 MiB/)
+    const directory = await runBq(['publish', 'urn:babel:orders:created', '-q', 'orders', '--data-file', dir, '-b', broker()])
+    assert.equal(directory.code, 2)
+    assert.equal(directory.stderr.trim(), `Error: cannot read --data-file ${dir}: it is a directory`)
+    const peek = await runBq(['peek', 'orders', '-b', broker(), '--json'])
+    assert.equal(JSON.parse(peek.stdout).result.depth, 0)
+  })
+})
