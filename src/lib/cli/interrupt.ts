@@ -36,6 +36,9 @@ export function stopOnInterrupt(): StopRequest {
     requested: () => received !== undefined,
     signal: () => received,
     dispose: () => {
+      // Once a stop was asked for, the handlers stay until the process ends: a second signal
+      // during the shutdown (the report, closing connections) still exits with its own code.
+      if (received !== undefined) return
       for (const {signal, handler} of handlers) process.off(signal, handler)
     },
   }
