@@ -18,6 +18,7 @@ import {redactUrl} from '../../../src/lib/brokers/shared/redact.js'
 import type {EnvelopeFields} from '../../../src/lib/envelope/fields.js'
 import {BqError, ConnectionError, QueueNotFoundError} from '../../../src/lib/errors.js'
 import {requireBroker, uniqueQueue} from '../../support/brokers.js'
+import {getAllAndClose} from './support.js'
 
 const AMQP_URL = process.env.BQ_TEST_AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672'
 const parsed = new URL(AMQP_URL)
@@ -91,15 +92,7 @@ async function live(t: TestContext): Promise<boolean> {
 
 /** Every message left in a queue, head first, removed (basic.get with auto-ack). */
 async function takeAll(queue: string): Promise<GetMessage[]> {
-  const channel = await rawChannel()
-  const out: GetMessage[] = []
-  for (;;) {
-    const message = await channel.get(queue, {noAck: true})
-    if (message === false) break
-    out.push(message)
-  }
-  await channel.close()
-  return out
+  return getAllAndClose(await rawChannel(), queue)
 }
 
 async function readyCount(queue: string): Promise<number> {

@@ -29,6 +29,7 @@ import type {Channel, ChannelModel, GetMessage} from 'amqplib'
 import {requireBroker, underCI, uniqueQueue} from '../../support/brokers.js'
 import {binRun, hasStackTrace, jsonOutput, runBq, startBq} from '../../support/cli.js'
 import {repoRoot} from '../../support/conformance.js'
+import {getAllAndClose} from './support.js'
 
 const AMQP_URL = process.env.BQ_TEST_AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672'
 const parsed = new URL(AMQP_URL)
@@ -90,15 +91,7 @@ async function publish(queue: string, bodies: string[]): Promise<void> {
 
 /** Every message on a queue, head first, removed (basic.get with auto-ack: no return, no count). */
 async function takeAll(queue: string): Promise<GetMessage[]> {
-  const channel = await rawChannel()
-  const out: GetMessage[] = []
-  for (;;) {
-    const message = await channel.get(queue, {noAck: true})
-    if (message === false) break
-    out.push(message)
-  }
-  await channel.close()
-  return out
+  return getAllAndClose(await rawChannel(), queue)
 }
 
 async function counts(queue: string): Promise<{ready: number; consumers: number}> {
