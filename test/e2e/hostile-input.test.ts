@@ -96,3 +96,22 @@ describe('publish: data that never ends or is too big', () => {
     assert.equal(JSON.parse(peek.stdout).result.depth, 0)
   })
 })
+
+describe('a broker URL that points at something else', () => {
+  test('redis:// at a server that answers like HTTP: exit 4, one line asking for the right host and port', async () => {
+    const {createServer} = await import('node:net')
+    const server = createServer((socket) => {
+      socket.on('error', () => {})
+      socket.once('data', () => socket.end('HTTP/1.1 400 Bad Request\r\n\r\n'))
+    })
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    try {
+      const port = (server.address() as {port: number}).port
+      const result = await runBq(['peek', 'orders', '-b', `redis://127.0.0.1:${port}`])
+      assert.equal(result.code, 4, result.stderr)
+      assert.equal(result.stderr.trim(), `Error: cannot connect to redis://127.0.0.1:${port}: the server there does not speak the Redis protocol (is this the right host and port?)`)
+    } finally {
+      server.close()
+    }
+  })
+})

@@ -114,6 +114,8 @@ function connectReason(error: unknown, secrets: string[], connectTimeoutMs: numb
   if (code === 'ETIMEDOUT') return `timed out after ${connectTimeoutMs / 1000} s`
   if (message === COMMAND_TIMED_OUT) return `no answer within ${connectTimeoutMs / 1000} s`
   if (/WRONGPASS|NOAUTH|invalid password|AUTH/i.test(message)) return `authentication failed (${scrubSecrets(message, secrets)})`
+  // ioredis's parser error when something other than Redis answers (an HTTP proxy, another service).
+  if (/^Protocol error, got |^Stream isn't writeable/.test(message)) return 'the server there does not speak the Redis protocol (is this the right host and port?)'
   return scrubSecrets(message, secrets)
 }
 
