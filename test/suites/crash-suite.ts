@@ -87,8 +87,14 @@ export async function census(adapter: BrokerAdapter, queues: string[], byDrainin
     const total = await countOrZero(adapter, queue)
     const page = 2000
     if (adapter.capabilities.truePeek) {
-      for (let offset = 0; offset < total; offset += page) {
-        for (const message of await adapter.browse(queue, {offset, limit: page})) count(seen, message.body)
+      // Page on until the queue ends, not up to the count: a count read while the killed run's
+      // deliveries were still on their way back (Artemis subtracts "delivering") would stop the
+      // census short and report messages lost that are in the queue.
+      if (total === 0 && !(await exists(adapter, queue))) continue
+      for (let offset = 0; ; offset += page) {
+        const got = await adapter.browse(queue, {offset, limit: page})
+        for (const message of got) count(seen, message.body)
+        if (got.length < page) break
       }
     } else {
       for (const message of await adapter.browse(queue, {limit: total + 10})) count(seen, message.body)
@@ -103,6 +109,16 @@ async function countOrZero(adapter: BrokerAdapter, queue: string): Promise<numbe
     return await adapter.count(queue)
   } catch (error) {
     if (error instanceof QueueNotFoundError) return 0
+    throw error
+  }
+}
+
+async function exists(adapter: BrokerAdapter, queue: string): Promise<boolean> {
+  try {
+    await adapter.count(queue)
+    return true
+  } catch (error) {
+    if (error instanceof QueueNotFoundError) return false
     throw error
   }
 }
