@@ -32,6 +32,10 @@ if [[ -n "${JAVA_HOME:-}" ]]; then JAVA="$JAVA_HOME/bin/java"; else JAVA=java; f
 HOST=127.0.0.1
 KAFKA_PORT=19092
 KAFKA_CONTROLLER_PORT=19093
+# A second listener for the fault tests: it advertises 19095, where the test's fault proxy listens
+# and forwards to 19094, so every connection a client makes after the metadata goes through it.
+KAFKA_FAULT_PORT=19094
+KAFKA_FAULT_PROXY_PORT=19095
 KAFKA_HEAP=(-Xms128m -Xmx512m)
 ARTEMIS_PORT=5673
 ARTEMIS_USER=bq
@@ -167,7 +171,7 @@ fetch_classpath() {
 # Kafka: KRaft mode, one process acting as broker and controller.
 
 kafka_version() { pom_property kafka kafka.version; }
-kafka_ports() { echo "$KAFKA_PORT $KAFKA_CONTROLLER_PORT"; }
+kafka_ports() { echo "$KAFKA_PORT $KAFKA_CONTROLLER_PORT $KAFKA_FAULT_PORT"; }
 kafka_fetch() { fetch_classpath kafka; }
 kafka_cp() { printf '%s/lib/*' "$(dir_of kafka)"; }
 
@@ -182,11 +186,11 @@ kafka_prepare() {
 process.roles=broker,controller
 node.id=1
 controller.quorum.voters=1@$HOST:$KAFKA_CONTROLLER_PORT
-listeners=PLAINTEXT://$HOST:$KAFKA_PORT,CONTROLLER://$HOST:$KAFKA_CONTROLLER_PORT
-advertised.listeners=PLAINTEXT://$HOST:$KAFKA_PORT
+listeners=PLAINTEXT://$HOST:$KAFKA_PORT,CONTROLLER://$HOST:$KAFKA_CONTROLLER_PORT,FAULT://$HOST:$KAFKA_FAULT_PORT
+advertised.listeners=PLAINTEXT://$HOST:$KAFKA_PORT,FAULT://$HOST:$KAFKA_FAULT_PROXY_PORT
 controller.listener.names=CONTROLLER
 inter.broker.listener.name=PLAINTEXT
-listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT
+listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,FAULT:PLAINTEXT
 log.dirs=$data
 # Single node: every internal topic has one replica and one partition.
 num.partitions=1
@@ -264,7 +268,10 @@ kafka_health() { # an ApiVersions + metadata round trip with Kafka's own kafka-b
   grep -q "^$HOST:$KAFKA_PORT (id: 1" <<<"$out"
 }
 
-kafka_env() { echo "BQ_TEST_KAFKA_URL=kafka://$HOST:$KAFKA_PORT"; }
+kafka_env() {
+  echo "BQ_TEST_KAFKA_URL=kafka://$HOST:$KAFKA_PORT"
+  echo "BQ_TEST_KAFKA_FAULT=$HOST:$KAFKA_FAULT_PORT:$KAFKA_FAULT_PROXY_PORT"
+}
 
 # ---------------------------------------------------------------------------------------------
 # ActiveMQ Artemis: the binary distribution, one broker instance made with `artemis create`.

@@ -29,6 +29,8 @@ export interface FaultCase {
   directUrl: () => string
   /** Where the proxy forwards to. */
   upstream: () => {host: string; port: number}
+  /** The proxy's port where the broker advertises it (Kafka's fault listener); ephemeral otherwise. */
+  listenPort?: number
   /** The broker URL that goes through the proxy listening on `port`. */
   proxiedUrl: (port: number) => string
   available: (t: TestContext) => Promise<boolean>
@@ -67,7 +69,7 @@ export function faultSuite(c: FaultCase): void {
     test(`outage before the command: peek, publish and dlq redrive exit 4 within ${TIMEOUT} s + slack, naming ${c.name}`, {timeout: 120_000}, async (t) => {
       if (!(await c.available(t))) return
       const {host, port} = c.upstream()
-      const proxy = await FaultProxy.start(host, port)
+      const proxy = await FaultProxy.start(host, port, c.listenPort)
       try {
         proxy.blackhole(true)
         const url = c.proxiedUrl(proxy.port)
@@ -141,7 +143,7 @@ export function faultSuite(c: FaultCase): void {
     test(`outage mid-redrive of ${MID_RUN_MESSAGES}: exit 4 with the report; a rerun finishes; nothing lost`, {timeout: 300_000}, async (t) => {
       if (!(await c.available(t))) return
       const {host, port} = c.upstream()
-      const proxy = await FaultProxy.start(host, port)
+      const proxy = await FaultProxy.start(host, port, c.listenPort)
       const {adapter, queue, ids} = await prepare(MID_RUN_MESSAGES)
       try {
         const run = startBq(redriveArgs(queue, c.proxiedUrl(proxy.port), ['--timeout', String(TIMEOUT)]), {timeoutMs: 120_000})
@@ -180,7 +182,7 @@ export function faultSuite(c: FaultCase): void {
     test(`a blip (every connection reset once) mid-redrive: finishes, or exits 4 and a rerun finishes; nothing lost`, {timeout: 300_000}, async (t) => {
       if (!(await c.available(t))) return
       const {host, port} = c.upstream()
-      const proxy = await FaultProxy.start(host, port)
+      const proxy = await FaultProxy.start(host, port, c.listenPort)
       const {adapter, queue, ids} = await prepare(MID_RUN_MESSAGES)
       try {
         const run = startBq(redriveArgs(queue, c.proxiedUrl(proxy.port), ['--timeout', String(TIMEOUT)]), {timeoutMs: 120_000})
@@ -214,7 +216,7 @@ export function faultSuite(c: FaultCase): void {
     test(`a slow link (200 ms each way) on a redrive of ${SLOW_MESSAGES}: exit 0 with the default timeouts, everything moved once`, {timeout: 300_000}, async (t) => {
       if (!(await c.available(t))) return
       const {host, port} = c.upstream()
-      const proxy = await FaultProxy.start(host, port)
+      const proxy = await FaultProxy.start(host, port, c.listenPort)
       const {adapter, queue, ids} = await prepare(SLOW_MESSAGES)
       try {
         proxy.delay(200)

@@ -25,13 +25,17 @@ export class FaultProxy {
     readonly targetPort: number,
   ) {}
 
-  /** Listens on an ephemeral loopback port and forwards to host:port. */
-  static async start(targetHost: string, targetPort: number): Promise<FaultProxy> {
+  /**
+   * Listens on a loopback port (ephemeral unless `listenPort` is given: a broker that advertises
+   * the proxy's address, like the test Kafka's FAULT listener, needs a known one) and forwards to
+   * host:port.
+   */
+  static async start(targetHost: string, targetPort: number, listenPort = 0): Promise<FaultProxy> {
     const pending: Socket[] = []
     const server = createServer((client) => pending.push(client))
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject)
-      server.listen(0, '127.0.0.1', () => resolve())
+      server.listen(listenPort, '127.0.0.1', () => resolve())
     })
     const proxy = new FaultProxy(server, (server.address() as {port: number}).port, targetHost, targetPort)
     server.removeAllListeners('connection')
