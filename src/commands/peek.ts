@@ -152,7 +152,7 @@ Ctrl-C, SIGTERM or SIGHUP stops the read, keeps what was written, and exits 130,
         throw new InterruptedError(message, result, signal)
       }
       return result
-    }, {timeoutSeconds: flags.timeout})
+    }, {timeoutSeconds: flags.timeout, warn: (message) => this.warn(message)})
   }
 
   /**

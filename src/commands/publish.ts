@@ -53,7 +53,7 @@ Exit status: 0 when every message was published, 1 when publishing failed (the i
       }
       return result
     }
-    return withBroker(flags.broker, (adapter) => this.publish(adapter, options), {timeoutSeconds: flags.timeout})
+    return withBroker(flags.broker, (adapter) => this.publish(adapter, options), {timeoutSeconds: flags.timeout, warn: (message) => this.warn(message)})
   }
 
   /**

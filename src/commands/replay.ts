@@ -65,6 +65,6 @@ Exit status: 0 when every selected message was published, 3 when some were not, 
           dryRun: flags['dry-run'], asIs: flags['as-is'], newId: flags['new-id'], restoreHeaders: flags['restore-headers'], ...hooks,
         }),
       )
-    }, {timeoutSeconds: flags.timeout})
+    }, {timeoutSeconds: flags.timeout, warn: (message) => this.warn(message)})
   }
 }

@@ -101,18 +101,26 @@ export class FaultProxy {
       client.destroy()
       upstream.destroy()
     }
-    client.on('error', drop).on('close', drop)
-    upstream.on('error', drop).on('close', drop)
-    this.pipe(client, upstream)
-    this.pipe(upstream, client)
+    client.on('error', drop)
+    upstream.on('error', drop)
+    // A side that closes cleanly closes the other once what it sent before has gone through:
+    // with a delay set, the last frames (an AMQP close, say) are still held when its FIN comes.
+    const toUpstream = this.pipe(client, upstream)
+    const toClient = this.pipe(upstream, client)
+    client.on('close', () => void toUpstream().then(drop))
+    upstream.on('close', () => void toClient().then(drop))
     if (this.blackholed) {
       client.pause()
       upstream.pause()
     }
   }
 
-  /** Forwards chunks from one side to the other in order, each held for the delay set when it came. */
-  private pipe(from: Socket, to: Socket): void {
+  /**
+   * Forwards chunks from one side to the other in order, each held for the delay set when it
+   * came, and the end of the stream after them. Returns what resolves once everything received
+   * so far is forwarded.
+   */
+  private pipe(from: Socket, to: Socket): () => Promise<void> {
     // A chain keeps order when the delay changes between chunks.
     let chain = Promise.resolve()
     from.on('data', (chunk: Buffer) => {
@@ -126,5 +134,11 @@ export class FaultProxy {
         if (!to.destroyed) to.write(chunk)
       })
     })
+    from.on('end', () => {
+      chain = chain.then(() => {
+        if (!to.destroyed) to.end()
+      })
+    })
+    return () => chain
   }
 }

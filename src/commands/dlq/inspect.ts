@@ -66,7 +66,7 @@ export default class DlqInspect extends BqCommand {
         this.logToStderr(`note: ${adapter.kind} has no true peek; the messages read ${readTrace(adapter)}`)
       }
       return report
-    }, {timeoutSeconds: flags.timeout})
+    }, {timeoutSeconds: flags.timeout, warn: (message) => this.warn(message)})
   }
 }
 

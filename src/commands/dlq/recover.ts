@@ -24,6 +24,6 @@ export default class DlqRecover extends BqCommand {
       const recovered = await adapter.recover(dlq)
       if (!this.jsonEnabled()) this.log(`${recovered} message${recovered === 1 ? '' : 's'} returned to ${dlq} on ${adapter.displayUrl}`)
       return {dlq, broker: adapter.displayUrl, recovered}
-    }, {timeoutSeconds: flags.timeout})
+    }, {timeoutSeconds: flags.timeout, warn: (message) => this.warn(message)})
   }
 }

@@ -68,6 +68,6 @@ Exit status: 0 when every selected message moved, 3 when some did not, 2 for usa
       return runMoves({json, list: flags.list || flags['dry-run'], verb: 'moved', log: (line) => this.logToStderr(line), total}, (hooks) =>
         redrive({source, target, dlq, toQueue: flags.to, selectors, max: flags.max, rate: flags.rate, bypass: flags.bypass, dryRun: flags['dry-run'], acceptDeliveryCost, ...hooks}),
       )
-    }, {timeoutSeconds: flags.timeout})
+    }, {timeoutSeconds: flags.timeout, warn: (message) => this.warn(message)})
   }
 }

@@ -3,14 +3,36 @@ import {openBroker, resolveBrokerUrl} from '../brokers/registry.js'
 import type {OpenBrokerOptions} from '../brokers/registry.js'
 import {UsageError} from '../errors.js'
 
-/** Opens the broker a command was pointed at, runs `work`, and always closes it. `options`: --timeout. */
-export async function withBroker<T>(flag: string | undefined, work: (adapter: BrokerAdapter) => Promise<T>, options: OpenBrokerOptions = {}): Promise<T> {
+export interface WithBrokerOptions extends OpenBrokerOptions {
+  /** The command's warning path; a connection that will not close after the work is done is reported here. */
+  warn?: (message: string) => void
+}
+
+/**
+ * Opens the broker a command was pointed at, runs `work`, and always closes it. `options`:
+ * --timeout, and the command's warning path.
+ *
+ * Once `work` has finished, everything it did is confirmed (drain sessions settle and close
+ * inside it); closing the connection is only teardown. A close that fails or times out then (a
+ * broker that never answers the close frame) is a warning, not a failed run: reporting exit 4
+ * after every message moved would send an operator to redo finished work.
+ */
+export async function withBroker<T>(flag: string | undefined, work: (adapter: BrokerAdapter) => Promise<T>, options: WithBrokerOptions = {}): Promise<T> {
   const adapter = await openBroker(resolveBrokerUrl(flag), options)
+  let result: T
   try {
-    return await work(adapter)
-  } finally {
-    await adapter.close()
+    result = await work(adapter)
+  } catch (error) {
+    await adapter.close().catch(() => undefined)
+    throw error
   }
+  try {
+    await adapter.close()
+  } catch (error) {
+    if (options.warn === undefined) throw error
+    options.warn(`the work is done, but ${(error as Error).message}`)
+  }
+  return result
 }
 
 /**
@@ -22,13 +44,13 @@ export async function withBrokers<T>(
   sourceFlag: string | undefined,
   toBrokerFlag: string | undefined,
   work: (source: BrokerAdapter, target: BrokerAdapter) => Promise<T>,
-  options: OpenBrokerOptions = {},
+  options: WithBrokerOptions = {},
 ): Promise<T> {
   return withBroker(sourceFlag, (source) => (toBrokerFlag ? withBroker(toBrokerFlag, (target) => work(source, target), options) : work(source, source)), options)
 }
 
 /** The broker a publishing command writes to: `--to-broker` when given, else `--broker` (else $BQ_BROKER, else the embedded store). */
-export async function withTargetBroker<T>(brokerFlag: string | undefined, toBrokerFlag: string | undefined, work: (target: BrokerAdapter) => Promise<T>, options: OpenBrokerOptions = {}): Promise<T> {
+export async function withTargetBroker<T>(brokerFlag: string | undefined, toBrokerFlag: string | undefined, work: (target: BrokerAdapter) => Promise<T>, options: WithBrokerOptions = {}): Promise<T> {
   return withBroker(toBrokerFlag || brokerFlag, work, options)
 }
 

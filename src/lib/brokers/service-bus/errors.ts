@@ -3,6 +3,7 @@ import {BqError, ConnectionError, QueueNotFoundError, describeError} from '../..
 import {scrubSecrets} from '../shared/redact.js'
 
 const CONNECTION_CODES = new Set(['ServiceCommunicationProblem', 'UnauthorizedAccess', 'ServiceTimeout', 'ServiceBusy'])
+// The SDK reports a connection cut mid-receive as "Unknown error occurred on the AMQP connection".
 const SOCKET_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'ECONNRESET', 'EHOSTUNREACH', 'ENETUNREACH'])
 
 /** The SDK's error code (ServiceBusError.code) or the socket error code. */
@@ -33,7 +34,7 @@ export function wrapServiceBusError(action: string, displayUrl: string, thrown: 
   const code = serviceBusCode(error)
   const reason = scrubSecrets(describeError(error), secrets)
   if (code === 'UnauthorizedAccess') return new ConnectionError(`Service Bus at ${displayUrl} refused the credentials (could not ${action}): ${reason}`, error)
-  if ((code !== undefined && (CONNECTION_CODES.has(code) || SOCKET_CODES.has(code))) || /ECONNREFUSED|ENOTFOUND|getaddrinfo|socket|connection.*(closed|lost|refused)/i.test(reason)) {
+  if ((code !== undefined && (CONNECTION_CODES.has(code) || SOCKET_CODES.has(code))) || /ECONNREFUSED|ENOTFOUND|getaddrinfo|socket|connection.*(closed|lost|refused)|error occurred on the AMQP connection/i.test(reason)) {
     return new ConnectionError(`cannot reach Service Bus at ${displayUrl} (could not ${action}): ${reason}`, error)
   }
   if (code === 'MessagingEntityNotFound') {

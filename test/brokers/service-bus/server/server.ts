@@ -32,6 +32,12 @@ export interface ServiceBusTestServerOptions {
   maxMessageSize?: number
   /** As real Service Bus: only declared entities exist (`namespace.declareQueue`, `createTopic`); off by default. */
   entitiesMustExist?: boolean
+  /**
+   * Accept a token whose audience names this host on any port: a client reaching the server
+   * through a TCP proxy (the fault tests) signs for the proxy's address. Real Service Bus
+   * audiences carry no port at all.
+   */
+  audienceAnyPort?: boolean
 }
 
 export interface ServiceBusTestServer {
@@ -116,7 +122,8 @@ export async function startServiceBusTestServer(options: ServiceBusTestServerOpt
     }
     return state
   }
-  const authorized = (connection: Connection, path: string) => stateOf(connection).grants.some((resource) => covers(resource, endpoint, path))
+  const authorized = (connection: Connection, path: string) =>
+    stateOf(connection).grants.some((resource) => covers(resource, endpoint, path) || (options.audienceAnyPort === true && covers(withoutPort(resource), withoutPort(endpoint), path)))
 
   container.on('connection_open', (context: EventContext) => {
     connections.add(context.connection)
@@ -374,4 +381,9 @@ export async function startServiceBusTestServer(options: ServiceBusTestServerOpt
       await new Promise<void>((resolve) => server.close(() => resolve()))
     },
   }
+}
+
+/** `sb://host:port/x` → `sb://host/x`. */
+function withoutPort(url: string): string {
+  return url.replace(/^(sb:\/\/[^/:]+):\d+/i, '$1')
 }
