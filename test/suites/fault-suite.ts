@@ -213,6 +213,43 @@ export function faultSuite(c: FaultCase): void {
       }
     })
 
+    test(`two operators at once: two redrives of the same DLQ of ${MID_RUN_MESSAGES} move each message once, or one refuses`, {timeout: 300_000}, async (t) => {
+      if (!(await c.available(t))) return
+      const {adapter, queue, ids} = await prepare(MID_RUN_MESSAGES)
+      try {
+        const first = startBq(redriveArgs(queue, c.directUrl()), {timeoutMs: 240_000})
+        const second = startBq(redriveArgs(queue, c.directUrl()), {timeoutMs: 240_000})
+        const results = await Promise.all([first.done, second.done])
+        let moved = 0
+        let possible = 0
+        for (const result of results) {
+          const output = jsonOutput(result.stdout)
+          if (result.code === 0) {
+            moved += (output.result as {counts: {redriven: number}}).counts.redriven
+            continue
+          }
+          // The broker could not let both drain: the loser says so in one line and moved nothing twice.
+          assert.equal(output.ok, false, result.stdout)
+          assert.doesNotMatch(result.stderr, /\n\s+at /, 'no stack trace')
+          const report = output.result as {counts?: {redriven?: number}; possible_duplicates?: number} | undefined
+          moved += report?.counts?.redriven ?? 0
+          possible += report?.possible_duplicates ?? 0
+          t.diagnostic(`${c.name}: one run stopped: exit ${result.code}, ${output.error.code}: ${output.error.message}`)
+        }
+        t.diagnostic(`${c.name}: exits ${results.map((r) => r.code).join(' and ')}; ${moved} moved in all`)
+        // Whatever a stopped run left behind, a third run finishes the work.
+        if (results.some((result) => result.code !== 0)) {
+          await c.settle?.(adapter, [dlqOf(queue), queue])
+          const rerun = await runBq(redriveArgs(queue, c.directUrl()), {timeoutMs: 240_000})
+          assert.equal(rerun.code, 0, rerun.stderr + rerun.stdout.slice(0, 500))
+        }
+        const {extra} = await checkCensus(adapter, queue, ids, possible)
+        t.diagnostic(`${c.name}: census ok, ${extra} duplicate(s) (reports allowed ${possible})`)
+      } finally {
+        await cleanUp(adapter, queue)
+      }
+    })
+
     test(`a slow link (200 ms each way) on a redrive of ${SLOW_MESSAGES}: exit 0 with the default timeouts, everything moved once`, {timeout: 300_000}, async (t) => {
       if (!(await c.available(t))) return
       const {host, port} = c.upstream()

@@ -17,6 +17,7 @@ import {QueueNotFoundError, UsageError} from '../../errors.js'
 import type {BrokerAdapter, BrokerMessage, BrowseFrom, BrowseOptions, Capabilities, DrainOptions, DrainSession, OutgoingMessage, RelatedQueue} from '../adapter.js'
 import {kafkaBinding} from './binding.js'
 import {KafkaDrainSession, type DrainPartition} from './drain.js'
+import {KafkaDrainLease} from './lease.js'
 import {PartitionReader, TopicScan} from './reader.js'
 import {toBrokerMessage, toKafkaMessage} from './records.js'
 import {PartitionProgress} from './state.js'
@@ -153,7 +154,17 @@ export class KafkaAdapter extends AdapterBase<KafkaDrainSession> {
     const topic = this.topic(queue)
     const max = options.max ?? 0
     if (!Number.isSafeInteger(max) || max < 0) throw new UsageError(`drain max must be a non-negative integer, got ${max}`)
-    const view = await this.existingView(topic)
+    await this.existingView(topic) // a missing topic is refused before any lease is written
+    // One redrive per topic at a time: a second is refused before it reads anything. The view is
+    // read under the lease, so it includes everything a run that just finished committed.
+    const lease = await KafkaDrainLease.acquire(this.client, topic, this.displayUrl)
+    let view: TopicView
+    try {
+      view = await this.existingView(topic)
+    } catch (error) {
+      await lease.release().catch(() => undefined)
+      throw error
+    }
     const partitions: DrainPartition[] = []
     for (const layout of view.layout) {
       const progress = view.progress.get(layout.partition)!
@@ -175,6 +186,7 @@ export class KafkaAdapter extends AdapterBase<KafkaDrainSession> {
       reappend: (messages: KafkaMessage[]) => this.client.publish(topic, messages),
       softLimit: this.options.stateSoftLimit,
       hardLimit: this.options.stateHardLimit,
+      lease,
       onClose: untrack,
     }))
   }

@@ -25,6 +25,7 @@ import {copyOfRecord, toBrokerMessage} from './records.js'
 import type {PartitionProgress} from './state.js'
 import {kafkaErrorType, type GroupOffset, type KafkaClient, type KafkaMessage, type KafkaRecord, type Watermarks} from './client/index.js'
 import {DrainGuard} from '../shared/drain-guard.js'
+import type {KafkaDrainLease} from './lease.js'
 
 /** Metadata characters a released record may cost before released records are re-appended instead. */
 export const STATE_SOFT_LIMIT = 3000
@@ -68,6 +69,8 @@ export interface KafkaDrainInit {
   reappend(messages: KafkaMessage[]): Promise<void>
   softLimit?: number
   hardLimit?: number
+  /** The topic's redrive lease (lease.ts), released at close. */
+  lease?: KafkaDrainLease
   onClose(): void
 }
 
@@ -89,6 +92,7 @@ export class KafkaDrainSession implements DrainSession {
   async next(max: number): Promise<ReservedMessage[]> {
     const limit = this.init.max > 0 ? this.init.max - this.handedOut : Number.POSITIVE_INFINITY
     const want = Math.min(this.guard.checkNext(max), limit)
+    this.checkLease()
     const out: ReservedMessage[] = []
     while (out.length < want && this.current < this.init.partitions.length) {
       const part = this.init.partitions[this.current]
@@ -181,8 +185,19 @@ export class KafkaDrainSession implements DrainSession {
     return this.guard.close(async () => {
       // Whatever is still in flight simply stays waiting in the log.
       for (const part of this.init.partitions) part.inFlight.clear()
-      await this.commit(new Map(this.init.partitions.map((part) => [part.reader.partition, part.progress])), new Map())
+      try {
+        await this.commit(new Map(this.init.partitions.map((part) => [part.reader.partition, part.progress])), new Map())
+      } finally {
+        // A lease that cannot be cleared (connection lost) lapses by itself; a rerun on this host takes it over at once.
+        await this.init.lease?.release().catch(() => undefined)
+      }
     })
+  }
+
+  /** Another run took the lease over (this one stalled past its expiry): stop before moving more. */
+  private checkLease(): void {
+    if (this.init.lease?.lost !== true) return
+    throw new BqError(`the redrive lease of topic ${this.init.topic} was taken over by another run while this one was stalled; this run stopped (records it moved after its last commit may be moved again)`, {code: 'concurrent-drain'})
   }
 
   /**
