@@ -88,7 +88,10 @@ Exit status: 0 resubmitted (or a dry run), 1 the data does not match the registr
         edit.discard()
         throw error
       }
-      const outcome = await resubmit({source, dlq, id, original, edited, toQueue: flags.to, acceptDeliveryCost})
+      const outcome = await resubmit({source, dlq, id, original, edited, toQueue: flags.to, acceptDeliveryCost}).catch((error: unknown) => {
+        this.warn(`your edit is kept in ${edit.path}`)
+        throw error
+      })
       for (const other of outcome.others) this.warn(`another message with meta.id ${id} stays on ${dlq}: ${other.error ?? other.outcome}`)
       if (outcome.item?.outcome !== 'redriven') {
         const why = outcome.item === undefined ? `it is no longer on ${dlq} (taken meanwhile?), so nothing was sent` : `${outcome.item.error ?? outcome.item.outcome}; the original stays on ${dlq}`

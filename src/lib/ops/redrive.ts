@@ -203,7 +203,13 @@ export async function redrive(request: RedriveRequest): Promise<RedriveReport> {
   const transformed = (view: MessageView): {envelope: Envelope; queue: string | undefined} | {error: string} => {
     const envelope = view.envelope as Envelope
     if (request.transform === undefined) return {envelope, queue: planTarget(view)}
-    const changed = request.transform(envelope)
+    let changed: ReturnType<EnvelopeTransform>
+    try {
+      changed = request.transform(envelope)
+    } catch (error) {
+      // A transform that breaks on one message (a patch on data nested too deep to convert) leaves that message alone.
+      return {error: `could not be changed: ${describeError(error)}`}
+    }
     if ('error' in changed) return changed
     const after = changed.envelope
     // dead_letter is the reset's, never the transform's: only meta.queue may have changed.
