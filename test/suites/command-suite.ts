@@ -282,6 +282,25 @@ export function commandSuite(broker: BrokerCase): void {
       assert.deepEqual(inOrder(await rawBodies(broker.url(), dlq)), inOrder(before.filter((body) => !moved.includes(idOf(body) ?? ''))))
     })
 
+    test('dlq redrive --patch: patched copies differ only where patched; a message the patch fails on stays byte-exact', async (t) => {
+      if (!(await ready(t))) return
+      const queue = uniqueQueue('patch')
+      const dlq = sub(queue, 'dlq')
+      await runBq(['replay', dlqExport(queue), '--as-is', '--to', dlq, '--yes', '-b', broker.url()])
+      const before = await rawBodies(broker.url(), dlq)
+      const patch = path.join(workDir, `${queue}.patch.json`)
+      writeFileSync(patch, '[{"op":"test","path":"/dead_letter/reason","value":"failed"},{"op":"replace","path":"/data/amount_cents","value":12345678901234567890}]')
+      const run = await runBq(['dlq', 'redrive', queue, '--patch', patch, '--yes', '--json', '-b', broker.url(), ...dlqFlag(queue), ...consent])
+      assert.equal(run.code, 3, run.stderr)
+      const report = jsonResult(run.stdout)
+      assert.deepEqual(report.counts, {examined: 4, redriven: 3, would_redrive: 0, skipped: 0, poison: 0, failed: 1})
+      assert.match(JSON.stringify(report.items), /patch operation 1 \(test \/dead_letter\/reason\): the value there is not \\"failed\\"/)
+      const failedOne = (body: string) => body.includes('"reason":"unknown_urn"')
+      const expected = before.filter((body) => !failedOne(body)).map((body) => resetForRedrive(decode(body.replace(/"amount_cents":\d+/, '"amount_cents":12345678901234567890'))).text)
+      assert.deepEqual(inOrder(await rawBodies(broker.url(), queue)), inOrder(expected))
+      assert.deepEqual(await rawBodies(broker.url(), dlq), before.filter(failedOne))
+    })
+
     test('dlq redrive --to sandbox, --max, --rate, and the redrive alias', async (t) => {
       if (!(await ready(t))) return
       const queue = uniqueQueue('sandbox')

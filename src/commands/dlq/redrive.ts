@@ -10,6 +10,7 @@ import {bypassWarning, runMoves} from '../../lib/cli/move-run.js'
 import type {MoveResult} from '../../lib/cli/move-run.js'
 import {parseSelector} from '../../lib/ops/match.js'
 import {checkDeliveryCost, redrive} from '../../lib/ops/redrive.js'
+import {readPatchFile} from '../../lib/cli/patch-file.js'
 
 export default class DlqRedrive extends BqCommand {
   static override summary = 'Move dead-lettered messages back to their queues (or to a sandbox), reset for reprocessing.'
@@ -24,6 +25,7 @@ Exit status: 0 when every selected message moved, 3 when some did not, 2 for usa
     '<%= config.bin %> dlq redrive orders --select reason=failed --select "exception~Timeout" --yes',
     '<%= config.bin %> dlq redrive orders --to orders.sandbox --bypass --max 100 --rate 50 --yes',
     '<%= config.bin %> dlq redrive orders -b "$OLD_BROKER" --to-broker "$NEW_BROKER" --yes',
+    '<%= config.bin %> dlq redrive orders --patch fix-amount.json --dry-run',
   ]
   static override args = {queue: Args.string({description: 'the queue whose DLQ to redrive (or the DLQ itself)', required: true})}
   static override flags = {
@@ -36,6 +38,7 @@ Exit status: 0 when every selected message moved, 3 when some did not, 2 for usa
     bypass: sharedFlags.bypass,
     'dry-run': sharedFlags.dryRun,
     yes: sharedFlags.yes,
+    patch: Flags.string({description: 'apply this JSON Patch (RFC 6902) file to every selected message before the reset: writes to /data and /meta/... only; a message it fails on stays on the DLQ, reported failed'}),
     list: Flags.boolean({description: 'print one line per message (dry runs always do)'}),
     receive: sharedFlags.receive,
     'accept-delivery-cost': Flags.boolean({description: 'on a queue that counts deliveries toward a limit, accept that each message the redrive leaves behind costs one delivery'}),
@@ -49,6 +52,8 @@ Exit status: 0 when every selected message moved, 3 when some did not, 2 for usa
     const dlq = dlqName(args.queue, flags.dlq)
     const selectors = (flags.select ?? []).map(parseSelector)
     const json = this.jsonEnabled()
+    // Read and checked before the broker is opened: a bad patch is a usage error that changes nothing.
+    const transform = flags.patch === undefined ? undefined : readPatchFile(flags.patch)
     return withBrokers(flags.broker, flags['to-broker'], async (source, target) => {
       if (flags['dry-run']) requireReceiveConsent(source, flags.receive, 'a dry run')
       const warning = bypassWarning(target, flags.bypass)
@@ -59,14 +64,15 @@ Exit status: 0 when every selected message moved, 3 when some did not, 2 for usa
       // The DLQ's depth: for the question, and the progress line's total (only asked for when shown).
       const depth = !flags['dry-run'] || (!json && process.stderr.isTTY) ? await source.count(dlq) : undefined
       if (!flags['dry-run'] && depth !== undefined) {
-        const where = flags.to ? `to ${flags.to}` : 'to their original queues'
+        const patched = flags.patch === undefined ? '' : `, each patched with ${flags.patch},`
+        const where = `${patched} ${flags.to ? `to ${flags.to}` : 'to their original queues'}`.trim()
         const onto = target === source ? '' : ` on ${target.displayUrl}`
         const question = redriveQuestion({dlq, from: source.displayUrl, depth, max: flags.max, selectors, destination: `${where}${onto}`})
         if (depth > 0) await confirmChange(question, {yes: flags.yes, max: flags.max, typed: dlq, context: this.brokerContext})
       }
       const total = depth === undefined ? undefined : flags.max > 0 && selectors.length === 0 ? Math.min(depth, flags.max) : depth
       return runMoves({json, list: flags.list || flags['dry-run'], verb: 'moved', log: (line) => this.logToStderr(line), total}, (hooks) =>
-        redrive({source, target, dlq, toQueue: flags.to, selectors, max: flags.max, rate: flags.rate, bypass: flags.bypass, dryRun: flags['dry-run'], acceptDeliveryCost, ...hooks}),
+        redrive({source, target, dlq, toQueue: flags.to, selectors, max: flags.max, rate: flags.rate, bypass: flags.bypass, dryRun: flags['dry-run'], acceptDeliveryCost, transform, ...hooks}),
       )
     }, {timeoutSeconds: flags.timeout, warn: (message) => this.warn(message)})
   }

@@ -1,5 +1,6 @@
 import type {BrokerAdapter, BrokerMessage, DrainSession, OutgoingMessage, ReservedMessage} from '../brokers/adapter.js'
-import {fieldsOf, resetForRedriveBytes} from '../envelope/envelope.js'
+import {fieldsOf, resetForRedrive, resetForRedriveBytes} from '../envelope/envelope.js'
+import type {Envelope} from '../envelope/envelope.js'
 import {BqError, ExitCode, UsageError, describeError, withResult} from '../errors.js'
 import {matchesAll} from './match.js'
 import type {Selector} from './match.js'
@@ -27,7 +28,18 @@ export interface RedriveItem {
   target: string | null
   outcome: RedriveOutcome
   error?: string
+  /** A dry run with a transform (--patch): the bytes the message would be sent as, for the first few. */
+  envelope?: string
 }
+
+/**
+ * A change made to each selected envelope before the reset (`--patch`, `dlq edit`): the new
+ * envelope, or why this message cannot be changed (it then stays on the DLQ, reported failed).
+ */
+export type EnvelopeTransform = (envelope: Envelope) => {envelope: Envelope} | {error: string}
+
+/** How many would-be copies a dry run with a transform shows whole. */
+export const TRANSFORM_SAMPLE = 3
 
 export interface RedriveCounts {
   examined: number
@@ -64,6 +76,8 @@ export interface RedriveRequest {
    * Without it such a redrive is refused before anything is read; a dry run there is always refused.
    */
   acceptDeliveryCost?: boolean
+  /** Applied to each selected envelope before the reset; routing then reads the changed envelope. */
+  transform?: EnvelopeTransform
 }
 
 export interface RedriveReport {
@@ -176,14 +190,31 @@ export async function redrive(request: RedriveRequest): Promise<RedriveReport> {
   const target = request.target ?? request.source
   const counts: RedriveCounts = {examined: 0, redriven: 0, would_redrive: 0, skipped: 0, poison: 0, failed: 0}
   const report: RedriveReport = {dlq: request.dlq, source: request.source.displayUrl, target: target.displayUrl, dry_run: request.dryRun, counts, stopped_early: false}
-  const emit = (about: About, outcome: RedriveOutcome, targetQueue: string | null, error?: string) => {
+  const emit = (about: About, outcome: RedriveOutcome, targetQueue: string | null, error?: string, envelope?: string) => {
     counts[outcome]++
     if (request.onItem === undefined) return
     const item: RedriveItem = {id: about.id, trace_id: about.trace_id, urn: about.urn, reason: about.reason, target: targetQueue, outcome}
     if (error !== undefined) item.error = error
+    if (envelope !== undefined) item.envelope = envelope
     request.onItem(item)
   }
   const planTarget = (view: MessageView): string | undefined => request.toQueue ?? view.deadLetter?.originalQueue ?? view.queue
+  /** A selected message's envelope after the transform (if any), and where it goes. */
+  const transformed = (view: MessageView): {envelope: Envelope; queue: string | undefined} | {error: string} => {
+    const envelope = view.envelope as Envelope
+    if (request.transform === undefined) return {envelope, queue: planTarget(view)}
+    let changed: ReturnType<EnvelopeTransform>
+    try {
+      changed = request.transform(envelope)
+    } catch (error) {
+      // A transform that breaks on one message (a patch on data nested too deep to convert) leaves that message alone.
+      return {error: `could not be changed: ${describeError(error)}`}
+    }
+    if ('error' in changed) return changed
+    const after = changed.envelope
+    // dead_letter is the reset's, never the transform's: only meta.queue may have changed.
+    return {envelope: after, queue: request.toQueue ?? view.deadLetter?.originalQueue ?? after.queue}
+  }
   const sameBroker = sameBrokerAs(request.source, target)
   // Moving a DLQ into itself on its own broker only strips dead_letter blocks: never.
   if (sameBroker && request.toQueue === request.dlq) {
@@ -202,9 +233,12 @@ export async function redrive(request: RedriveRequest): Promise<RedriveReport> {
         if (view.decodeError) emit(aboutOf(view), 'poison', null, view.decodeError)
         else if (!matchesAll(view, request.selectors)) emit(aboutOf(view), 'skipped', null)
         else {
-          const queue = planTarget(view)
+          const changed = transformed(view)
+          if ('error' in changed) return emit(aboutOf(view), 'failed', null, changed.error)
+          const queue = changed.queue
           if (queue === undefined) emit(aboutOf(view), 'failed', null, 'no original queue recorded: use --to')
           else if (intoSource(queue)) emit(aboutOf(view), 'failed', queue, intoItself(queue))
+          else if (request.transform !== undefined && counts.would_redrive < TRANSFORM_SAMPLE) emit(aboutOf(view), 'would_redrive', queue, undefined, resetForRedrive(changed.envelope).text)
           else emit(aboutOf(view), 'would_redrive', queue)
         }
       })
@@ -249,7 +283,12 @@ export async function redrive(request: RedriveRequest): Promise<RedriveReport> {
         kept.push({message, about: aboutOf(view), outcome: 'skipped'})
         continue
       }
-      const queue = planTarget(view)
+      const changed = transformed(view)
+      if ('error' in changed) {
+        kept.push({message, about: aboutOf(view), outcome: 'failed', error: changed.error})
+        continue
+      }
+      const queue = changed.queue
       if (queue === undefined) {
         kept.push({message, about: aboutOf(view), outcome: 'failed', error: 'no original queue recorded: use --to'})
         continue
@@ -258,9 +297,9 @@ export async function redrive(request: RedriveRequest): Promise<RedriveReport> {
         kept.push({message, about: aboutOf(view), outcome: 'failed', target: queue, error: intoItself(queue)})
         continue
       }
-      const body = resetForRedriveBytes(view.envelope)
+      const body = resetForRedriveBytes(changed.envelope)
       // The reset copy differs only in attempts, so its projection needs no second parse.
-      const fields = fieldsOf(view.envelope)
+      const fields = fieldsOf(changed.envelope)
       fields.attempts = 0
       const group = groups.get(queue) ?? []
       // Only what the report needs is kept until the move: the view and its tree die young.

@@ -14,7 +14,9 @@ const LABEL: Record<RedriveItem['outcome'], string> = {
 export function itemLine(item: RedriveItem): string {
   const arrow = item.target ? ` -> ${item.target}` : ''
   const why = item.error ? `  (${item.error})` : ''
-  return [LABEL[item.outcome], item.id ?? '-', item.urn ?? '-', item.reason ? `reason=${item.reason}` : ''].filter(Boolean).join('\t') + arrow + why
+  // A dry run's sample of what would be sent (--patch): the bytes, indented on the next line.
+  const sample = item.envelope === undefined ? '' : `\n    ${item.envelope}`
+  return [LABEL[item.outcome], item.id ?? '-', item.urn ?? '-', item.reason ? `reason=${item.reason}` : ''].filter(Boolean).join('\t') + arrow + why + sample
 }
 
 export function summaryLine(report: RedriveReport, verb: string): string {
