@@ -13,6 +13,7 @@ import {after, describe, it, type TestContext} from 'node:test'
 import type {BrokerAdapter} from '../../../src/lib/brokers/adapter.js'
 import {createAdapterFromString, redriveGroup} from '../../../src/lib/brokers/kafka/adapter.js'
 import {parseKafkaUrl} from '../../../src/lib/brokers/kafka/url.js'
+import {leaseGroup} from '../../../src/lib/brokers/kafka/lease.js'
 import {openBroker, redactUrl} from '../../../src/lib/brokers/registry.js'
 import {decode, fieldsOf} from '../../../src/lib/envelope/index.js'
 import {BqError, ConnectionError, ExitCode, UsageError} from '../../../src/lib/errors.js'
@@ -220,8 +221,10 @@ describe('kafka adapter', () => {
       await dead.publish(q, bodies.map((body) => out(body)))
       const session = await dead.drain(q)
       const taken = await session.next(5)
-      // Acked (committed), then three more taken and never settled: the run "dies" here.
+      // Acked (committed), then three more taken and never settled: the run "dies" here. Its
+      // lease would lapse 30 s later (or be taken over at once from a dead pid): clear it now.
       await session.ack(taken.slice(0, 2))
+      await withAdmin((admin) => admin.setOffsets({groupId: leaseGroup(q), topic: q, partitions: [{partition: 0, offset: '0'}]}))
       const resumed = await next.drain(q)
       const seen = await takeAll(resumed, 10)
       assertBodies(seen, bodies.slice(2))

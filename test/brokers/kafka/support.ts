@@ -2,6 +2,7 @@
 import kafkajs, {type Admin, type Kafka} from 'kafkajs'
 
 import {redriveGroup} from '../../../src/lib/brokers/kafka/adapter.js'
+import {leaseGroup} from '../../../src/lib/brokers/kafka/lease.js'
 
 const {Kafka: KafkaClient, logLevel} = kafkajs
 
@@ -25,13 +26,13 @@ export async function withAdmin<T>(work: (admin: Admin) => Promise<T>): Promise<
   }
 }
 
-/** Deletes test topics (and their companions and redrive groups) so the broker does not fill up. */
+/** Deletes test topics (and their companions, redrive and lease groups) so the broker does not fill up. */
 export async function deleteTestTopics(queues: string[]): Promise<void> {
   await withAdmin(async (admin) => {
     const existing = new Set(await admin.listTopics())
     const topics = [...existing].filter((topic) => queues.some((queue) => topic === queue || topic.startsWith(`${queue}.`)))
     if (topics.length > 0) await admin.deleteTopics({topics, timeout: 30_000}).catch(() => undefined)
-    const groups = topics.map(redriveGroup)
+    const groups = topics.flatMap((topic) => [redriveGroup(topic), leaseGroup(topic)])
     if (groups.length > 0) await admin.deleteGroups(groups).catch(() => undefined)
   })
 }
