@@ -3,14 +3,14 @@ import {Args, Flags} from '@oclif/core'
 import type {BrokerAdapter, BrowseFrom} from '../lib/brokers/adapter.js'
 import {BqCommand} from '../lib/cli/base-command.js'
 import {readTrace, requireReceiveConsent, withBroker} from '../lib/cli/broker.js'
-import {sharedFlags} from '../lib/cli/flags.js'
+import {selectionFlags, sharedFlags} from '../lib/cli/flags.js'
 import {stopOnInterrupt} from '../lib/cli/interrupt.js'
 import type {StopRequest} from '../lib/cli/interrupt.js'
 import {InterruptedError, UsageError} from '../lib/errors.js'
 import {browseQueue} from '../lib/ops/browse.js'
 import {followQueue, refuseFollow} from '../lib/ops/follow.js'
 import type {BrowseOutcome} from '../lib/ops/browse.js'
-import {globToRegExp} from '../lib/ops/match.js'
+import {globToRegExp, keySelector, selectorsFromFlags} from '../lib/ops/match.js'
 import type {Selector} from '../lib/ops/match.js'
 import type {MessageView} from '../lib/ops/message-view.js'
 import {MESSAGE_HEAD, jsonlLine, jsonlLineWithHeaders, messageJson, messageRow} from '../lib/output/message-rows.js'
@@ -47,6 +47,7 @@ Ctrl-C, SIGTERM or SIGHUP stops the read, keeps what was written, and exits 130,
     '<%= config.bin %> peek orders -b "$STAGING_BROKER" --headers',
     '<%= config.bin %> peek orders.dlq --follow --jsonl --urn "urn:babel:orders:*"',
     '<%= config.bin %> peek orders.dlq -b "$LOG_BROKER" --from-time 2026-11-30T08:00:00Z',
+    '<%= config.bin %> peek orders --where \'data.amount > 1000 && headers["x-tenant"] == "acme"\' --since 2h',
   ]
   static override args = {queue: Args.string({description: 'queue to look at', required: true})}
   static override flags = {
@@ -54,6 +55,7 @@ Ctrl-C, SIGTERM or SIGHUP stops the read, keeps what was written, and exits 130,
     all: Flags.boolean({description: 'every message, not only the first --limit (same as --limit 0); with --urn or --trace-id, up to --scan', exclusive: ['limit']}),
     urn: Flags.string({description: 'only messages whose URN matches this glob'}),
     'trace-id': Flags.string({description: 'only messages of this trace'}),
+    ...selectionFlags,
     scan: Flags.integer({description: 'with filters, look at no more than this many messages', default: 10_000, min: 1}),
     jsonl: Flags.boolean({description: 'print one envelope per line (an export replay can read)', exclusive: ['raw']}),
     raw: Flags.boolean({description: 'print each message exactly as stored (a Redis frame whole), one per line'}),
@@ -75,9 +77,11 @@ Ctrl-C, SIGTERM or SIGHUP stops the read, keeps what was written, and exits 130,
     const selectors: Selector[] = []
     if (flags.urn !== undefined) {
       const regex = globToRegExp(flags.urn)
-      selectors.push({key: 'urn', test: (v) => regex.test(v), text: `urn=${flags.urn}`})
+      selectors.push(keySelector('urn', (v) => regex.test(v), `urn=${flags.urn}`))
     }
-    if (flags['trace-id'] !== undefined) selectors.push({key: 'trace_id', test: (v) => v === flags['trace-id'], text: `trace_id=${flags['trace-id']}`})
+    if (flags['trace-id'] !== undefined) selectors.push(keySelector('trace_id', (v) => v === flags['trace-id'], `trace_id=${flags['trace-id']}`))
+    // A queue's messages are timed by when the broker took them (else meta.created_at).
+    selectors.push(...selectorsFromFlags(flags, 'enqueued'))
     const from = logPosition(flags)
     const limit = flags.all || flags.limit === 0 ? Number.POSITIVE_INFINITY : flags.limit
     const json = this.jsonEnabled()

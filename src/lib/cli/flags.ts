@@ -18,7 +18,19 @@ export const sharedFlags = {
   bypass: Flags.boolean({description: 'stamp the bq-replay-bypass header so handlers skip external side effects (brokers with headers)'}),
   toBroker: Flags.string({description: 'publish to this broker instead of the source broker'}),
   receive: Flags.boolean({description: 'allow reading on brokers where a read has side effects (SQS: raises the receive count, can trigger the native redrive policy)'}),
+  // The selection flags: spread `selectionFlags` into a command's flags and build the selectors with selectorsFromFlags (ops/match.ts).
+  where: Flags.string({char: 'w', description: 'a CEL expression over data.*, meta.*, attempts, dead_letter.*, job, trace_id and headers["name"]; only messages for which it is true (an error on a message = no match; README "Filtering")', helpGroup: 'SELECT'}),
+  since: Flags.string({description: 'only messages from this time on: ISO 8601, Unix ms, or a duration ago (30m, 2h, 7d); dead_letter.failed_at on a DLQ, else the enqueue time (README "Filtering")', helpGroup: 'SELECT'}),
+  until: Flags.string({description: 'only messages before this time (same forms as --since)', helpGroup: 'SELECT'}),
   registry: Flags.string({char: 'r', description: 'babelqueue-registry registry.json with per-URN data schemas'}),
+}
+
+/** --select, --where, --since and --until, together on every command that selects messages. */
+export const selectionFlags = {
+  select: sharedFlags.select,
+  where: sharedFlags.where,
+  since: sharedFlags.since,
+  until: sharedFlags.until,
 }
 
 /**
