@@ -24,11 +24,16 @@ interface CelProblem {
   range?: {start: number}
 }
 
-/** One line naming the column: `--where "…": column 7: Unexpected token`. */
+/** One line naming the column: `--where: column 7: Unexpected token: EOF (in: data.x == )`. */
 function usageErrorOf(expression: string, problem: CelProblem): UsageError {
   const summary = (problem.summary ?? problem.message ?? 'invalid expression').split('\n')[0]
   const column = problem.range === undefined ? '' : ` column ${problem.range.start + 1}:`
-  return new UsageError(`--where ${JSON.stringify(expression)}:${column} ${summary}`, 'where')
+  return new UsageError(`--where:${column} ${summary} (in: ${oneLine(expression)})`, 'where')
+}
+
+/** The expression on one line (a multi-line one keeps its columns per line, but the message stays one line). */
+function oneLine(expression: string): string {
+  return expression.replace(/\s*\n\s*/g, ' ')
 }
 
 /** Compiles `--where` into a selector; a syntax or type error is a usage error (exit 2) with its column. */
@@ -42,7 +47,7 @@ export function compileWhere(expression: string): Selector {
   const checked = program.check()
   if (!checked.valid) throw usageErrorOf(expression, checked.error ?? {})
   if (checked.type !== 'bool' && checked.type !== 'dyn') {
-    throw new UsageError(`--where ${JSON.stringify(expression)}: the expression gives ${checked.type ?? 'no value'}, not true or false (compare it: == != < > in)`, 'where')
+    throw new UsageError(`--where: the expression gives ${checked.type ?? 'no value'}, not true or false: compare it (== != < > in) (in: ${oneLine(expression)})`, 'where')
   }
   return {
     text: `where ${expression}`,
