@@ -13,7 +13,8 @@ import type {BrowseOutcome} from '../lib/ops/browse.js'
 import {globToRegExp, keySelector, selectorsFromFlags} from '../lib/ops/match.js'
 import type {Selector} from '../lib/ops/match.js'
 import type {MessageView} from '../lib/ops/message-view.js'
-import {MESSAGE_HEAD, jsonlLine, jsonlLineWithHeaders, messageJson, messageRow} from '../lib/output/message-rows.js'
+import type {Masker} from '../lib/ops/mask.js'
+import {MESSAGE_HEAD, exportLine, maskedMessageJson, messageRow} from '../lib/output/message-rows.js'
 import {startProgress} from '../lib/output/progress.js'
 import {isTerminal} from '../lib/output/style.js'
 import {renderTable, tsvRow} from '../lib/output/table.js'
@@ -66,6 +67,8 @@ Ctrl-C, SIGTERM or SIGHUP stops the read, keeps what was written, and exits 130,
     'from-offset': Flags.string({description: 'brokers that keep a log: read from OFFSET in every partition, or from PARTITION:OFFSET in one', exclusive: ['from-time', 'last'], helpGroup: 'LOG'}),
     'from-time': Flags.string({description: 'brokers that keep a log: read from the first record at or after this time (ISO 8601 or Unix ms)', exclusive: ['last'], helpGroup: 'LOG'}),
     last: Flags.integer({description: 'brokers that keep a log: read the last N records of each partition', min: 1, helpGroup: 'LOG'}),
+    registry: sharedFlags.registry,
+    unmask: sharedFlags.unmask,
     receive: sharedFlags.receive,
     broker: sharedFlags.broker,
     context: sharedFlags.context,
@@ -88,6 +91,7 @@ Ctrl-C, SIGTERM or SIGHUP stops the read, keeps what was written, and exits 130,
     if (flags.follow && json) throw new UsageError('--follow never ends, so it cannot print one JSON object at the end: use --follow --jsonl (one envelope per line)')
     // --jsonl and --raw stream each message out as it is read (an export can be the whole queue).
     const exporting = !json && (flags.jsonl || flags.raw)
+    const masker = await this.masker(flags)
     return withBroker(flags.broker, async (adapter) => {
       // Before --receive: no consent makes a broker without a true peek followable.
       if (flags.follow) refuseFollow(adapter)
@@ -101,7 +105,7 @@ Ctrl-C, SIGTERM or SIGHUP stops the read, keeps what was written, and exits 130,
       const out = new OutputWriter()
       out.statusLine = progress
       const interrupt = stopOnInterrupt()
-      if (flags.follow) return this.follow(adapter, {queue: args.queue, selectors, from, out, interrupt, raw: flags.raw, jsonl: flags.jsonl, withHeaders: flags['with-headers']})
+      if (flags.follow) return this.follow(adapter, {queue: args.queue, selectors, from, out, interrupt, raw: flags.raw, jsonl: flags.jsonl, withHeaders: flags['with-headers'], masker})
       let exported = 0
       let skipped = 0
       const exportView = async (view: MessageView) => {
@@ -112,7 +116,7 @@ Ctrl-C, SIGTERM or SIGHUP stops the read, keeps what was written, and exits 130,
           out.write(view.message.stored ?? view.message.body)
           out.write('\n')
         } else {
-          const line = flags['with-headers'] ? jsonlLineWithHeaders(view) : jsonlLine(view)
+          const line = exportLine(view, {withHeaders: flags['with-headers'], masker})
           if (line === undefined) skipped++
           else out.line(line)
         }
@@ -128,7 +132,7 @@ Ctrl-C, SIGTERM or SIGHUP stops the read, keeps what was written, and exits 130,
         interrupt.dispose()
       }
       const shown = exporting ? exported : outcome.views.length
-      const result: PeekResult = {queue: args.queue, broker: adapter.displayUrl, depth, scanned: outcome.scanned, messages: outcome.views.map((v) => messageJson(v, {headers: flags.headers}))}
+      const result: PeekResult = {queue: args.queue, broker: adapter.displayUrl, depth, scanned: outcome.scanned, messages: outcome.views.map((v) => maskedMessageJson(v, {headers: flags.headers, masker}))}
       if ((json || exporting) && metadata.flags.limit?.setFromDefault && !flags.all && shown >= limit && (await moreWaiting(adapter, args.queue, outcome.scanned, depth, from))) {
         this.warn(`the export is partial: it stopped at the default --limit ${limit} while ${args.queue} holds more; add --limit N, or --all (same as --limit 0) for every message`)
       }
@@ -163,7 +167,26 @@ Ctrl-C, SIGTERM or SIGHUP stops the read, keeps what was written, and exits 130,
    * --follow: every message waiting, then each new one, as JSONL (--jsonl, --raw) or
    * tab-separated rows, until a signal; it always ends interrupted (130, 143 or 129).
    */
-  private async follow(adapter: BrokerAdapter, o: {queue: string; selectors: Selector[]; from?: BrowseFrom; out: OutputWriter; interrupt: StopRequest; raw: boolean; jsonl: boolean; withHeaders: boolean}): Promise<PeekResult> {
+  /**
+   * With --registry, the masker that hides the fields it marks x-gdpr-sensitive; none with --unmask.
+   * --raw writes bytes as stored, so it cannot mask: refused unless --unmask says so.
+   */
+  private async masker(flags: {registry?: string; unmask?: boolean; raw?: boolean}): Promise<Masker | undefined> {
+    if (flags.registry === undefined) return undefined
+    // ajv loads only when a registry is used.
+    const {SchemaRegistry} = await import('../lib/schema/registry.js')
+    const registry = SchemaRegistry.load(flags.registry)
+    if (flags.unmask) {
+      // LEDGER HOOK (issue 13, item 6): record that this run showed sensitive fields in clear (--unmask) in the run ledger.
+      this.logToStderr('note: --unmask: the data fields the registry marks x-gdpr-sensitive are shown in clear')
+      return undefined
+    }
+    if (flags.raw) throw new UsageError('--raw writes each message exactly as stored, so it cannot mask the fields --registry marks x-gdpr-sensitive: use --jsonl (masked), or add --unmask')
+    const {Masker} = await import('../lib/ops/mask.js')
+    return new Masker(registry)
+  }
+
+  private async follow(adapter: BrokerAdapter, o: {queue: string; selectors: Selector[]; from?: BrowseFrom; out: OutputWriter; interrupt: StopRequest; raw: boolean; jsonl: boolean; withHeaders: boolean; masker?: Masker}): Promise<PeekResult> {
     const {out, interrupt} = o
     let shown = 0
     let outcome: {scanned: number}
@@ -175,7 +198,7 @@ Ctrl-C, SIGTERM or SIGHUP stops the read, keeps what was written, and exits 130,
           out.write(view.message.stored ?? view.message.body)
           out.write('\n')
         } else if (o.jsonl) {
-          const line = o.withHeaders ? jsonlLineWithHeaders(view) : jsonlLine(view)
+          const line = exportLine(view, {withHeaders: o.withHeaders, masker: o.masker})
           if (line === undefined) return
           out.line(line)
         } else {

@@ -63,7 +63,7 @@ Exit status: 0 when every selected message was published, 3 when some were not, 
       return runMoves({json, list: flags.list || flags['dry-run'], verb: 'published', log: (line) => this.logToStderr(line)}, (hooks) =>
         replay({
           file: args.file, target, toQueue: flags.to, selectors, max: flags.max, rate: flags.rate, bypass: flags.bypass,
-          dryRun: flags['dry-run'], asIs: flags['as-is'], newId: flags['new-id'], restoreHeaders: flags['restore-headers'], ...hooks,
+          dryRun: flags['dry-run'], asIs: flags['as-is'], newId: flags['new-id'], restoreHeaders: flags['restore-headers'], warn: (message) => this.warn(message), ...hooks,
         }),
       )
     }, {timeoutSeconds: flags.timeout})

@@ -23,6 +23,8 @@ export const sharedFlags = {
   since: Flags.string({description: 'only messages from this time on: ISO 8601, Unix ms, or a duration ago (30m, 2h, 7d); dead_letter.failed_at on a DLQ, else the enqueue time (README "Filtering")', helpGroup: 'SELECT'}),
   until: Flags.string({description: 'only messages before this time (same forms as --since)', helpGroup: 'SELECT'}),
   registry: Flags.string({char: 'r', description: 'babelqueue-registry registry.json with per-URN data schemas'}),
+  // With --registry, output masks the x-gdpr-sensitive data fields (ops/mask.ts); this shows them.
+  unmask: Flags.boolean({description: 'with --registry: show the data fields the registry marks x-gdpr-sensitive in clear (masked by default)', dependsOn: ['registry']}),
 }
 
 /** --select, --where, --since and --until, together on every command that selects messages. */
