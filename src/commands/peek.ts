@@ -11,6 +11,7 @@ import {browseQueue} from '../lib/ops/browse.js'
 import {followQueue, refuseFollow} from '../lib/ops/follow.js'
 import type {BrowseOutcome} from '../lib/ops/browse.js'
 import {globToRegExp, keySelector, selectorsFromFlags} from '../lib/ops/match.js'
+import {parseTimeWindow} from '../lib/ops/time-window.js'
 import type {Selector} from '../lib/ops/match.js'
 import type {MessageView} from '../lib/ops/message-view.js'
 import type {Masker} from '../lib/ops/mask.js'
@@ -84,7 +85,10 @@ Ctrl-C, SIGTERM or SIGHUP stops the read, keeps what was written, and exits 130,
     }
     if (flags['trace-id'] !== undefined) selectors.push(keySelector('trace_id', (v) => v === flags['trace-id'], `trace_id=${flags['trace-id']}`))
     // A queue's messages are timed by when the broker took them (else meta.created_at).
-    selectors.push(...selectorsFromFlags(flags, 'enqueued'))
+    const now = Date.now()
+    selectors.push(...selectorsFromFlags(flags, 'enqueued', now))
+    // --since on the enqueue time can be pushed down to a broker that seeks by time (Kafka).
+    const notBefore = parseTimeWindow(flags, now)?.since
     const from = logPosition(flags)
     const limit = flags.all || flags.limit === 0 ? Number.POSITIVE_INFINITY : flags.limit
     const json = this.jsonEnabled()
@@ -124,7 +128,7 @@ Ctrl-C, SIGTERM or SIGHUP stops the read, keeps what was written, and exits 130,
       }
       let outcome: BrowseOutcome
       try {
-        const request = {queue: args.queue, limit, selectors, scanLimit: flags.scan, validate: true, stopRequested: interrupt.requested, ...(from ? {from} : {})}
+        const request = {queue: args.queue, limit, selectors, scanLimit: flags.scan, validate: true, stopRequested: interrupt.requested, ...(from ? {from} : {}), ...(notBefore === undefined ? {} : {notBefore})}
         outcome = await browseQueue(adapter, request, exporting ? exportView : undefined)
         await out.flush()
       } finally {
