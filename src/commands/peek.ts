@@ -36,6 +36,10 @@ export default class Peek extends BqCommand {
 
 Shows the first --limit messages (10 by default); --all (or --limit 0) reads every message. An export (--jsonl, --raw, --json) that stops at the default limit while more are waiting says so in a warning. --jsonl and --raw write each message as it is read.
 
+--where (a CEL expression over data, meta, attempts, dead_letter, job, trace_id and headers), --since and --until (on the enqueue time) and --select choose which messages are shown or exported; see the README's "Selecting messages".
+
+With --registry, the data fields the registry marks x-gdpr-sensitive are masked in --json, --jsonl and --follow output; --unmask shows them. A masked export line carries "masked":[…], and bq replay refuses it.
+
 --jsonl --with-headers keeps each message's application headers (traceparent and the like; not bq's own bq-* projection nor broker bookkeeping): every line is {"envelope":{…},"headers":{"name":"value",…}}, the envelope exactly as --jsonl writes it. bq replay restores those headers; bq validate checks the envelope inside. Plain --jsonl stays one envelope per line.
 
 --follow prints every message waiting, then each new one as it arrives (polling twice a second from where it left off, consuming nothing), as JSONL with --jsonl or --raw, else as tab-separated rows, until Ctrl-C (exit 130) or SIGTERM (143). Brokers where a read is a delivery or a receive (RabbitMQ, SQS) cannot be followed.
@@ -54,7 +58,7 @@ Ctrl-C, SIGTERM or SIGHUP stops the read, keeps what was written, and exits 130,
   static override args = {queue: Args.string({description: 'queue to look at', required: true})}
   static override flags = {
     limit: sharedFlags.limit,
-    all: Flags.boolean({description: 'every message, not only the first --limit (same as --limit 0); with --urn or --trace-id, up to --scan', exclusive: ['limit']}),
+    all: Flags.boolean({description: 'every message, not only the first --limit (same as --limit 0); with a filter (--urn, --where, …), up to --scan', exclusive: ['limit']}),
     urn: Flags.string({description: 'only messages whose URN matches this glob'}),
     'trace-id': Flags.string({description: 'only messages of this trace'}),
     ...selectionFlags,

@@ -47,7 +47,8 @@ export default class DlqInspect extends BqCommand {
       if (this.jsonEnabled()) return {...report, ...(messages ? {messages} : {})}
       const now = Date.now()
       if (report.groups.length === 0) {
-        this.log(`${dlq} on ${report.broker} is empty`)
+        if (report.scanned > 0) this.log(`none of the ${report.scanned} message(s) examined in ${dlq} on ${report.broker} match ${selectors.map((s) => s.text).join(' and ')}`)
+        else this.log(`${dlq} on ${report.broker} is empty`)
         return report
       }
       const head = ['count', ...groupBy, 'oldest', 'newest']
@@ -62,7 +63,8 @@ export default class DlqInspect extends BqCommand {
         this.log('')
         this.log(await renderTable(['#', 'id', 'urn', 'reason', 'exception', 'error', 'failed_at', 'original_queue', 'attempts'], listed.map(listRow)))
       }
-      this.logToStderr(`${dlq} on ${report.broker}: ${report.depth} waiting; ${report.scanned} examined in ${report.groups.length} group(s)${report.truncated ? ` (stopped at --scan ${flags.scan})` : ''}`)
+      const matching = selectors.length > 0 ? ` matching ${selectors.map((s) => s.text).join(' and ')}` : ''
+      this.logToStderr(`${dlq} on ${report.broker}: ${report.depth} waiting; ${report.scanned} examined, ${report.groups.reduce((sum, g) => sum + g.count, 0)}${matching} in ${report.groups.length} group(s)${report.truncated ? ` (stopped at --scan ${flags.scan})` : ''}`)
       if (report.related_queues !== undefined && report.related_queues.length > 0) {
         this.logToStderr(`related: ${report.related_queues.map((r) => `${r.queue} (${r.role}, ${r.count})`).join(', ')}`)
       }
