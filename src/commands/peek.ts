@@ -3,17 +3,19 @@ import {Args, Flags} from '@oclif/core'
 import type {BrokerAdapter, BrowseFrom} from '../lib/brokers/adapter.js'
 import {BqCommand} from '../lib/cli/base-command.js'
 import {readTrace, requireReceiveConsent, withBroker} from '../lib/cli/broker.js'
-import {sharedFlags} from '../lib/cli/flags.js'
+import {selectionFlags, sharedFlags} from '../lib/cli/flags.js'
 import {stopOnInterrupt} from '../lib/cli/interrupt.js'
 import type {StopRequest} from '../lib/cli/interrupt.js'
 import {InterruptedError, UsageError} from '../lib/errors.js'
 import {browseQueue} from '../lib/ops/browse.js'
 import {followQueue, refuseFollow} from '../lib/ops/follow.js'
 import type {BrowseOutcome} from '../lib/ops/browse.js'
-import {globToRegExp} from '../lib/ops/match.js'
+import {globToRegExp, keySelector, selectorsFromFlags} from '../lib/ops/match.js'
+import {parseTimeWindow} from '../lib/ops/time-window.js'
 import type {Selector} from '../lib/ops/match.js'
 import type {MessageView} from '../lib/ops/message-view.js'
-import {MESSAGE_HEAD, jsonlLine, jsonlLineWithHeaders, messageJson, messageRow} from '../lib/output/message-rows.js'
+import type {Masker} from '../lib/ops/mask.js'
+import {MESSAGE_HEAD, exportLine, maskedMessageJson, messageRow} from '../lib/output/message-rows.js'
 import {startProgress} from '../lib/output/progress.js'
 import {isTerminal} from '../lib/output/style.js'
 import {renderTable, tsvRow} from '../lib/output/table.js'
@@ -34,6 +36,10 @@ export default class Peek extends BqCommand {
 
 Shows the first --limit messages (10 by default); --all (or --limit 0) reads every message. An export (--jsonl, --raw, --json) that stops at the default limit while more are waiting says so in a warning. --jsonl and --raw write each message as it is read.
 
+--where (a CEL expression over data, meta, attempts, dead_letter, job, trace_id and headers), --since and --until (on the enqueue time) and --select choose which messages are shown or exported; see the README's "Selecting messages".
+
+With --registry, the data fields the registry marks x-gdpr-sensitive are masked in --json, --jsonl and --follow output; --unmask shows them. A masked export line carries "masked":[…], and bq replay refuses it.
+
 --jsonl --with-headers keeps each message's application headers (traceparent and the like; not bq's own bq-* projection nor broker bookkeeping): every line is {"envelope":{…},"headers":{"name":"value",…}}, the envelope exactly as --jsonl writes it. bq replay restores those headers; bq validate checks the envelope inside. Plain --jsonl stays one envelope per line.
 
 --follow prints every message waiting, then each new one as it arrives (polling twice a second from where it left off, consuming nothing), as JSONL with --jsonl or --raw, else as tab-separated rows, until Ctrl-C (exit 130) or SIGTERM (143). Brokers where a read is a delivery or a receive (RabbitMQ, SQS) cannot be followed.
@@ -47,13 +53,15 @@ Ctrl-C, SIGTERM or SIGHUP stops the read, keeps what was written, and exits 130,
     '<%= config.bin %> peek orders -b "$STAGING_BROKER" --headers',
     '<%= config.bin %> peek orders.dlq --follow --jsonl --urn "urn:babel:orders:*"',
     '<%= config.bin %> peek orders.dlq -b "$LOG_BROKER" --from-time 2026-11-30T08:00:00Z',
+    '<%= config.bin %> peek orders --where \'data.amount > 1000 && headers["x-tenant"] == "acme"\' --since 2h',
   ]
   static override args = {queue: Args.string({description: 'queue to look at', required: true})}
   static override flags = {
     limit: sharedFlags.limit,
-    all: Flags.boolean({description: 'every message, not only the first --limit (same as --limit 0); with --urn or --trace-id, up to --scan', exclusive: ['limit']}),
+    all: Flags.boolean({description: 'every message, not only the first --limit (same as --limit 0); with a filter (--urn, --where, …), up to --scan', exclusive: ['limit']}),
     urn: Flags.string({description: 'only messages whose URN matches this glob'}),
     'trace-id': Flags.string({description: 'only messages of this trace'}),
+    ...selectionFlags,
     scan: Flags.integer({description: 'with filters, look at no more than this many messages', default: 10_000, min: 1}),
     jsonl: Flags.boolean({description: 'print one envelope per line (an export replay can read)', exclusive: ['raw']}),
     raw: Flags.boolean({description: 'print each message exactly as stored (a Redis frame whole), one per line'}),
@@ -64,6 +72,8 @@ Ctrl-C, SIGTERM or SIGHUP stops the read, keeps what was written, and exits 130,
     'from-offset': Flags.string({description: 'brokers that keep a log: read from OFFSET in every partition, or from PARTITION:OFFSET in one', exclusive: ['from-time', 'last'], helpGroup: 'LOG'}),
     'from-time': Flags.string({description: 'brokers that keep a log: read from the first record at or after this time (ISO 8601 or Unix ms)', exclusive: ['last'], helpGroup: 'LOG'}),
     last: Flags.integer({description: 'brokers that keep a log: read the last N records of each partition', min: 1, helpGroup: 'LOG'}),
+    registry: sharedFlags.registry,
+    unmask: sharedFlags.unmask,
     receive: sharedFlags.receive,
     broker: sharedFlags.broker,
     context: sharedFlags.context,
@@ -75,15 +85,21 @@ Ctrl-C, SIGTERM or SIGHUP stops the read, keeps what was written, and exits 130,
     const selectors: Selector[] = []
     if (flags.urn !== undefined) {
       const regex = globToRegExp(flags.urn)
-      selectors.push({key: 'urn', test: (v) => regex.test(v), text: `urn=${flags.urn}`})
+      selectors.push(keySelector('urn', (v) => regex.test(v), `urn=${flags.urn}`))
     }
-    if (flags['trace-id'] !== undefined) selectors.push({key: 'trace_id', test: (v) => v === flags['trace-id'], text: `trace_id=${flags['trace-id']}`})
+    if (flags['trace-id'] !== undefined) selectors.push(keySelector('trace_id', (v) => v === flags['trace-id'], `trace_id=${flags['trace-id']}`))
+    // A queue's messages are timed by when the broker took them (else meta.created_at).
+    const now = Date.now()
+    selectors.push(...selectorsFromFlags(flags, 'enqueued', now))
+    // --since on the enqueue time can be pushed down to a broker that seeks by time (Kafka).
+    const notBefore = parseTimeWindow(flags, now)?.since
     const from = logPosition(flags)
     const limit = flags.all || flags.limit === 0 ? Number.POSITIVE_INFINITY : flags.limit
     const json = this.jsonEnabled()
     if (flags.follow && json) throw new UsageError('--follow never ends, so it cannot print one JSON object at the end: use --follow --jsonl (one envelope per line)')
     // --jsonl and --raw stream each message out as it is read (an export can be the whole queue).
     const exporting = !json && (flags.jsonl || flags.raw)
+    const masker = await this.masker(flags)
     return withBroker(flags.broker, async (adapter) => {
       // Before --receive: no consent makes a broker without a true peek followable.
       if (flags.follow) refuseFollow(adapter)
@@ -97,7 +113,7 @@ Ctrl-C, SIGTERM or SIGHUP stops the read, keeps what was written, and exits 130,
       const out = new OutputWriter()
       out.statusLine = progress
       const interrupt = stopOnInterrupt()
-      if (flags.follow) return this.follow(adapter, {queue: args.queue, selectors, from, out, interrupt, raw: flags.raw, jsonl: flags.jsonl, withHeaders: flags['with-headers']})
+      if (flags.follow) return this.follow(adapter, {queue: args.queue, selectors, from, out, interrupt, raw: flags.raw, jsonl: flags.jsonl, withHeaders: flags['with-headers'], masker})
       let exported = 0
       let skipped = 0
       const exportView = async (view: MessageView) => {
@@ -108,7 +124,7 @@ Ctrl-C, SIGTERM or SIGHUP stops the read, keeps what was written, and exits 130,
           out.write(view.message.stored ?? view.message.body)
           out.write('\n')
         } else {
-          const line = flags['with-headers'] ? jsonlLineWithHeaders(view) : jsonlLine(view)
+          const line = exportLine(view, {withHeaders: flags['with-headers'], masker})
           if (line === undefined) skipped++
           else out.line(line)
         }
@@ -116,7 +132,7 @@ Ctrl-C, SIGTERM or SIGHUP stops the read, keeps what was written, and exits 130,
       }
       let outcome: BrowseOutcome
       try {
-        const request = {queue: args.queue, limit, selectors, scanLimit: flags.scan, validate: true, stopRequested: interrupt.requested, ...(from ? {from} : {})}
+        const request = {queue: args.queue, limit, selectors, scanLimit: flags.scan, validate: true, stopRequested: interrupt.requested, ...(from ? {from} : {}), ...(notBefore === undefined ? {} : {notBefore})}
         outcome = await browseQueue(adapter, request, exporting ? exportView : undefined)
         await out.flush()
       } finally {
@@ -124,7 +140,7 @@ Ctrl-C, SIGTERM or SIGHUP stops the read, keeps what was written, and exits 130,
         interrupt.dispose()
       }
       const shown = exporting ? exported : outcome.views.length
-      const result: PeekResult = {queue: args.queue, broker: adapter.displayUrl, depth, scanned: outcome.scanned, messages: outcome.views.map((v) => messageJson(v, {headers: flags.headers}))}
+      const result: PeekResult = {queue: args.queue, broker: adapter.displayUrl, depth, scanned: outcome.scanned, messages: outcome.views.map((v) => maskedMessageJson(v, {headers: flags.headers, masker}))}
       if ((json || exporting) && metadata.flags.limit?.setFromDefault && !flags.all && shown >= limit && (await moreWaiting(adapter, args.queue, outcome.scanned, depth, from))) {
         this.warn(`the export is partial: it stopped at the default --limit ${limit} while ${args.queue} holds more; add --limit N, or --all (same as --limit 0) for every message`)
       }
@@ -159,7 +175,26 @@ Ctrl-C, SIGTERM or SIGHUP stops the read, keeps what was written, and exits 130,
    * --follow: every message waiting, then each new one, as JSONL (--jsonl, --raw) or
    * tab-separated rows, until a signal; it always ends interrupted (130, 143 or 129).
    */
-  private async follow(adapter: BrokerAdapter, o: {queue: string; selectors: Selector[]; from?: BrowseFrom; out: OutputWriter; interrupt: StopRequest; raw: boolean; jsonl: boolean; withHeaders: boolean}): Promise<PeekResult> {
+  /**
+   * With --registry, the masker that hides the fields it marks x-gdpr-sensitive; none with --unmask.
+   * --raw writes bytes as stored, so it cannot mask: refused unless --unmask says so.
+   */
+  private async masker(flags: {registry?: string; unmask?: boolean; raw?: boolean}): Promise<Masker | undefined> {
+    if (flags.registry === undefined) return undefined
+    // ajv loads only when a registry is used.
+    const {SchemaRegistry} = await import('../lib/schema/registry.js')
+    const registry = SchemaRegistry.load(flags.registry)
+    if (flags.unmask) {
+      // LEDGER HOOK (issue 13, item 6): record that this run showed sensitive fields in clear (--unmask) in the run ledger.
+      this.logToStderr('note: --unmask: the data fields the registry marks x-gdpr-sensitive are shown in clear')
+      return undefined
+    }
+    if (flags.raw) throw new UsageError('--raw writes each message exactly as stored, so it cannot mask the fields --registry marks x-gdpr-sensitive: use --jsonl (masked), or add --unmask')
+    const {Masker} = await import('../lib/ops/mask.js')
+    return new Masker(registry)
+  }
+
+  private async follow(adapter: BrokerAdapter, o: {queue: string; selectors: Selector[]; from?: BrowseFrom; out: OutputWriter; interrupt: StopRequest; raw: boolean; jsonl: boolean; withHeaders: boolean; masker?: Masker}): Promise<PeekResult> {
     const {out, interrupt} = o
     let shown = 0
     let outcome: {scanned: number}
@@ -171,7 +206,7 @@ Ctrl-C, SIGTERM or SIGHUP stops the read, keeps what was written, and exits 130,
           out.write(view.message.stored ?? view.message.body)
           out.write('\n')
         } else if (o.jsonl) {
-          const line = o.withHeaders ? jsonlLineWithHeaders(view) : jsonlLine(view)
+          const line = exportLine(view, {withHeaders: o.withHeaders, masker: o.masker})
           if (line === undefined) return
           out.line(line)
         } else {

@@ -2,12 +2,12 @@ import {Args, Flags} from '@oclif/core'
 
 import {BqCommand} from '../lib/cli/base-command.js'
 import {withTargetBroker} from '../lib/cli/broker.js'
-import {sharedFlags} from '../lib/cli/flags.js'
+import {selectionFlags, sharedFlags} from '../lib/cli/flags.js'
 import {confirmChange} from '../lib/cli/guardrails.js'
 import {bypassWarning, runMoves} from '../lib/cli/move-run.js'
 import type {MoveResult} from '../lib/cli/move-run.js'
 import {NotConfirmedError} from '../lib/errors.js'
-import {parseSelector} from '../lib/ops/match.js'
+import {selectorsFromFlags} from '../lib/ops/match.js'
 import {replay} from '../lib/ops/replay.js'
 
 export default class Replay extends BqCommand {
@@ -30,7 +30,7 @@ Exit status: 0 when every selected message was published, 3 when some were not, 
     'as-is': Flags.boolean({description: 'copy bytes verbatim: no reset, no new id', exclusive: ['new-id']}),
     'new-id': Flags.boolean({description: 'mint a fresh meta.id for each message (trace_id is kept)'}),
     'restore-headers': Flags.boolean({description: 'publish the headers a --with-headers export line recorded with its message (default; --no-restore-headers drops them)', default: true, allowNo: true}),
-    select: sharedFlags.select,
+    ...selectionFlags,
     max: sharedFlags.max,
     rate: sharedFlags.rate,
     bypass: sharedFlags.bypass,
@@ -45,7 +45,8 @@ Exit status: 0 when every selected message was published, 3 when some were not, 
   async run(): Promise<MoveResult> {
     const {args, flags} = await this.parse(Replay)
     if (args.file === '-' && !flags.yes && !flags['dry-run']) throw new NotConfirmedError('replaying from stdin needs --yes (stdin cannot also answer a confirmation): nothing was changed', 'confirmation-needed')
-    const selectors = (flags.select ?? []).map(parseSelector)
+    // A file has no broker time: a dead-lettered envelope is timed by failed_at, any other by meta.created_at.
+    const selectors = selectorsFromFlags(flags, 'recorded')
     const json = this.jsonEnabled()
     // Replay reads a file, not a broker: it opens only the broker it publishes to.
     return withTargetBroker(flags.broker, flags['to-broker'], async (target) => {
@@ -62,7 +63,7 @@ Exit status: 0 when every selected message was published, 3 when some were not, 
       return runMoves({json, list: flags.list || flags['dry-run'], verb: 'published', log: (line) => this.logToStderr(line)}, (hooks) =>
         replay({
           file: args.file, target, toQueue: flags.to, selectors, max: flags.max, rate: flags.rate, bypass: flags.bypass,
-          dryRun: flags['dry-run'], asIs: flags['as-is'], newId: flags['new-id'], restoreHeaders: flags['restore-headers'], ...hooks,
+          dryRun: flags['dry-run'], asIs: flags['as-is'], newId: flags['new-id'], restoreHeaders: flags['restore-headers'], warn: (message) => this.warn(message), ...hooks,
         }),
       )
     }, {timeoutSeconds: flags.timeout, warn: (message) => this.warn(message)})

@@ -301,6 +301,33 @@ export function commandSuite(broker: BrokerCase): void {
       assert.deepEqual(await rawBodies(broker.url(), dlq), before.filter(failedOne))
     })
 
+    test('--where (exact beyond 2^53) and --since/--until select on peek and redrive; a bad expression is exit 2 naming its column', async (t) => {
+      if (!(await ready(t))) return
+      const queue = uniqueQueue('where')
+      const dlq = sub(queue, 'dlq')
+      await runBq(['replay', dlqExport(queue), '--as-is', '--to', dlq, '--yes', '-b', broker.url()])
+      const big = await json(['peek', dlq, '-b', broker.url(), '--where', 'data.amount_cents == 9007199254740993 && dead_letter.reason == "failed"', ...read])
+      assert.deepEqual((big.messages as Array<{id: string}>).map((m) => m.id), ['4a1f9c2e-7b3d-4e6a-8f10-2c4d6e8fa002'])
+      // peek times a message by its enqueue time where the broker records one, else by meta.created_at.
+      const all = (await json(['peek', dlq, '-b', broker.url(), ...read])).messages as Array<{enqueued_at: string | null; created_at: string}>
+      const since = '2025-11-30T08:03:00Z'
+      const expected = all.filter((m) => Date.parse(m.enqueued_at ?? m.created_at) >= Date.parse(since)).length
+      const recent = await json(['peek', dlq, '-b', broker.url(), '--since', since, ...read])
+      assert.equal((recent.messages as unknown[]).length, expected)
+      // A broker that keeps a log (Kafka) seeks to the time: the records before it are not even read.
+      if (capabilities().logBrowse) assert.equal(recent.scanned, expected)
+      // A DLQ is timed by failed_at: [08:02:40, 08:06:00) holds 002 and 003; --where keeps 002 (and 004, outside the window).
+      const run = await json(['dlq', 'redrive', queue, '--where', 'data.currency == "USD" || data.order_id == 5004', '--since', '1764489760000', '--until', '2025-11-30T08:06:00Z', '--yes', '-b', broker.url(), ...dlqFlag(queue), ...consent])
+      assert.deepEqual(run.counts, {examined: 4, redriven: 1, would_redrive: 0, skipped: 3, poison: 0, failed: 0})
+      const moved = await rawBodies(broker.url(), queue)
+      assert.equal(moved.length, 1)
+      assert.match(moved[0], /"amount_cents":9007199254740993/)
+      const bad = await runBq(['dlq', 'redrive', queue, '--where', 'data.currency = "USD"', '--yes', '-b', broker.url(), ...dlqFlag(queue), ...consent])
+      assert.equal(bad.code, 2)
+      assert.equal(bad.stderr, 'Error: --where: column 15: Unexpected character: = (in: data.currency = "USD")\n')
+      assert.equal(await depth(broker.url(), dlq), 3)
+    })
+
     test('dlq redrive --to sandbox, --max, --rate, and the redrive alias', async (t) => {
       if (!(await ready(t))) return
       const queue = uniqueQueue('sandbox')

@@ -3,8 +3,9 @@ import {Args, Flags} from '@oclif/core'
 import {BqCommand} from '../../lib/cli/base-command.js'
 import {readTrace, requireReceiveConsent, withBroker} from '../../lib/cli/broker.js'
 import {dlqName} from '../../lib/cli/dlq-name.js'
-import {sharedFlags} from '../../lib/cli/flags.js'
+import {selectionFlags, sharedFlags} from '../../lib/cli/flags.js'
 import {GROUP_KEYS, inspectDlq, parseGroupBy} from '../../lib/ops/inspect.js'
+import {selectorsFromFlags} from '../../lib/ops/match.js'
 import type {TriageReport} from '../../lib/ops/inspect.js'
 import type {MessageView} from '../../lib/ops/message-view.js'
 import {deadLetterJson} from '../../lib/output/message-rows.js'
@@ -18,12 +19,14 @@ export default class DlqInspect extends BqCommand {
     '<%= config.bin %> dlq inspect orders',
     '<%= config.bin %> dlq inspect orders --group-by reason,exception',
     '<%= config.bin %> dlq inspect orders --list --json',
+    '<%= config.bin %> dlq inspect orders --since 1h --where \'dead_letter.exception == "TimeoutError"\'',
   ]
   static override args = {queue: Args.string({description: 'the queue whose DLQ to read (or the DLQ itself)', required: true})}
   static override flags = {
     dlq: Flags.string({description: 'read this dead-letter queue instead of <queue>.dlq'}),
     'group-by': Flags.string({description: `comma-separated grouping keys (${GROUP_KEYS.join(', ')})`, multiple: true}),
     list: Flags.boolean({description: 'also list each message on one line'}),
+    ...selectionFlags,
     scan: Flags.integer({description: 'look at no more than this many messages', default: 100_000, min: 1}),
     receive: sharedFlags.receive,
     broker: sharedFlags.broker,
@@ -35,15 +38,17 @@ export default class DlqInspect extends BqCommand {
     const {args, flags} = await this.parse(DlqInspect)
     const dlq = dlqName(args.queue, flags.dlq)
     const groupBy = parseGroupBy(flags['group-by'])
+    const selectors = selectorsFromFlags(flags, 'failed_at')
     return withBroker(flags.broker, async (adapter) => {
       requireReceiveConsent(adapter, flags.receive, 'inspect')
       const listed: MessageView[] = []
-      const report = await inspectDlq(adapter, {dlq, groupBy, scanLimit: flags.scan, onMessage: flags.list ? (view) => listed.push(view) : undefined})
+      const report = await inspectDlq(adapter, {dlq, groupBy, selectors, scanLimit: flags.scan, onMessage: flags.list ? (view) => listed.push(view) : undefined})
       const messages = flags.list ? listed.map(listJson) : undefined
       if (this.jsonEnabled()) return {...report, ...(messages ? {messages} : {})}
       const now = Date.now()
       if (report.groups.length === 0) {
-        this.log(`${dlq} on ${report.broker} is empty`)
+        if (report.scanned > 0) this.log(`none of the ${report.scanned} message(s) examined in ${dlq} on ${report.broker} match ${selectors.map((s) => s.text).join(' and ')}`)
+        else this.log(`${dlq} on ${report.broker} is empty`)
         return report
       }
       const head = ['count', ...groupBy, 'oldest', 'newest']
@@ -58,7 +63,8 @@ export default class DlqInspect extends BqCommand {
         this.log('')
         this.log(await renderTable(['#', 'id', 'urn', 'reason', 'exception', 'error', 'failed_at', 'original_queue', 'attempts'], listed.map(listRow)))
       }
-      this.logToStderr(`${dlq} on ${report.broker}: ${report.depth} waiting; ${report.scanned} examined in ${report.groups.length} group(s)${report.truncated ? ` (stopped at --scan ${flags.scan})` : ''}`)
+      const matching = selectors.length > 0 ? ` matching ${selectors.map((s) => s.text).join(' and ')}` : ''
+      this.logToStderr(`${dlq} on ${report.broker}: ${report.depth} waiting; ${report.scanned} examined, ${report.groups.reduce((sum, g) => sum + g.count, 0)}${matching} in ${report.groups.length} group(s)${report.truncated ? ` (stopped at --scan ${flags.scan})` : ''}`)
       if (report.related_queues !== undefined && report.related_queues.length > 0) {
         this.logToStderr(`related: ${report.related_queues.map((r) => `${r.queue} (${r.role}, ${r.count})`).join(', ')}`)
       }

@@ -4,11 +4,11 @@ import {BqCommand} from '../../lib/cli/base-command.js'
 import {requireReceiveConsent, withBrokers} from '../../lib/cli/broker.js'
 import {redriveQuestion} from '../../lib/cli/confirm.js'
 import {dlqName} from '../../lib/cli/dlq-name.js'
-import {sharedFlags} from '../../lib/cli/flags.js'
+import {selectionFlags, sharedFlags} from '../../lib/cli/flags.js'
 import {confirmChange} from '../../lib/cli/guardrails.js'
 import {bypassWarning, runMoves} from '../../lib/cli/move-run.js'
 import type {MoveResult} from '../../lib/cli/move-run.js'
-import {parseSelector} from '../../lib/ops/match.js'
+import {selectorsFromFlags} from '../../lib/ops/match.js'
 import {checkDeliveryCost, redrive} from '../../lib/ops/redrive.js'
 import {readPatchFile} from '../../lib/cli/patch-file.js'
 
@@ -23,6 +23,7 @@ Exit status: 0 when every selected message moved, 3 when some did not, 2 for usa
   static override examples = [
     '<%= config.bin %> dlq redrive orders --dry-run',
     '<%= config.bin %> dlq redrive orders --select reason=failed --select "exception~Timeout" --yes',
+    '<%= config.bin %> dlq redrive orders --where \'data.customer_id == 9007199254740993\' --since 2026-11-30T08:00:00Z --until 30m --dry-run',
     '<%= config.bin %> dlq redrive orders --to orders.sandbox --bypass --max 100 --rate 50 --yes',
     '<%= config.bin %> dlq redrive orders -b "$OLD_BROKER" --to-broker "$NEW_BROKER" --yes',
     '<%= config.bin %> dlq redrive orders --patch fix-amount.json --dry-run',
@@ -32,7 +33,7 @@ Exit status: 0 when every selected message moved, 3 when some did not, 2 for usa
     dlq: Flags.string({description: 'redrive from this dead-letter queue instead of <queue>.dlq'}),
     to: Flags.string({description: 'send every message to this queue (sandbox routing) instead of its original queue'}),
     'to-broker': sharedFlags.toBroker,
-    select: sharedFlags.select,
+    ...selectionFlags,
     max: sharedFlags.max,
     rate: sharedFlags.rate,
     bypass: sharedFlags.bypass,
@@ -50,7 +51,8 @@ Exit status: 0 when every selected message moved, 3 when some did not, 2 for usa
   async run(): Promise<MoveResult> {
     const {args, flags} = await this.parse(DlqRedrive)
     const dlq = dlqName(args.queue, flags.dlq)
-    const selectors = (flags.select ?? []).map(parseSelector)
+    // A DLQ's messages are timed by when they failed (dead_letter.failed_at).
+    const selectors = selectorsFromFlags(flags, 'failed_at')
     const json = this.jsonEnabled()
     // Read and checked before the broker is opened: a bad patch is a usage error that changes nothing.
     const transform = flags.patch === undefined ? undefined : readPatchFile(flags.patch)

@@ -177,6 +177,12 @@ export interface BrowseOptions {
    * `capabilities.logBrowse`): Kafka keeps records after they are consumed.
    */
   from?: BrowseFrom
+  /**
+   * `--since` pushed down, in Unix ms: messages the broker took before this time may be left out.
+   * A hint: an adapter that cannot seek by time ignores it (the caller filters every message
+   * anyway). Kafka seeks each partition to its first record at or after it.
+   */
+  notBefore?: number
 }
 
 /** Where a log browse starts: the log start, an offset (in one partition, or each), a time, or the last N records (of each partition). */

@@ -14,11 +14,25 @@ export const sharedFlags = {
   limit: Flags.integer({char: 'l', description: 'how many messages to show (0 = no limit, as --all)', default: 10, min: 0}),
   max: Flags.integer({description: 'stop after this many messages (0 = all present at the start)', default: 0, min: 0}),
   rate: Flags.integer({description: 'at most this many messages per second', min: 1}),
-  select: Flags.string({char: 's', description: 'KEY=GLOB or KEY~REGEX; repeatable, all must match (keys: reason, urn, exception, error, original_queue, lang, id, trace_id, queue, attempts)', multiple: true}),
+  select: Flags.string({char: 's', description: 'KEY=GLOB or KEY~REGEX; repeatable, all must match (keys: reason, urn, exception, error, original_queue, lang, id, trace_id, queue, attempts)', multiple: true, helpGroup: 'SELECT'}),
   bypass: Flags.boolean({description: 'stamp the bq-replay-bypass header so handlers skip external side effects (brokers with headers)'}),
   toBroker: Flags.string({description: 'publish to this broker instead of the source broker'}),
   receive: Flags.boolean({description: 'allow reading on brokers where a read has side effects (SQS: raises the receive count, can trigger the native redrive policy)'}),
+  // The selection flags: spread `selectionFlags` into a command's flags and build the selectors with selectorsFromFlags (ops/match.ts).
+  where: Flags.string({char: 'w', description: 'a CEL expression over data.*, meta.*, attempts, dead_letter.*, job, trace_id and headers["name"]; only messages for which it is true (an error on a message = no match; README "Selecting messages")', helpGroup: 'SELECT'}),
+  since: Flags.string({description: 'only messages from this time on: ISO 8601, Unix ms, or a duration ago (30m, 2h, 7d); failed_at on dlq commands, the enqueue time on peek (README "Selecting messages")', helpGroup: 'SELECT'}),
+  until: Flags.string({description: 'only messages before this time (same forms as --since)', helpGroup: 'SELECT'}),
   registry: Flags.string({char: 'r', description: 'babelqueue-registry registry.json with per-URN data schemas'}),
+  // With --registry, output masks the x-gdpr-sensitive data fields (ops/mask.ts); this shows them.
+  unmask: Flags.boolean({description: 'with --registry: show the data fields the registry marks x-gdpr-sensitive in clear (masked by default)', dependsOn: ['registry']}),
+}
+
+/** --select, --where, --since and --until, together on every command that selects messages. */
+export const selectionFlags = {
+  select: sharedFlags.select,
+  where: sharedFlags.where,
+  since: sharedFlags.since,
+  until: sharedFlags.until,
 }
 
 /**

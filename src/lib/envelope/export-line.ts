@@ -8,26 +8,39 @@
  * as stored), never re-serialized, so big integers and number spellings survive. `headers` holds
  * the message's application headers, string → string. A line that is not this shape is an
  * envelope line, as `--jsonl` writes.
+ *
+ * A masked export (peek with --registry, without --unmask) writes each message that had PII
+ * masked as this wrapper with a third key, `"masked":["data.email",…]`: its data is no longer the
+ * message's, so `bq replay` refuses such a line (reads it as kind `masked`) instead of publishing it.
  */
 import {JsonSyntaxError, compactJson, parseJsonTree, sourceOf, type JsonNode} from './json-tree.js'
 import {childPath} from './validate.js'
 
 export const EXPORT_ENVELOPE_KEY = 'envelope'
 export const EXPORT_HEADERS_KEY = 'headers'
+export const EXPORT_MASKED_KEY = 'masked'
 
 /** What one input line is: a plain envelope line, a wrapped one, or a wrapped one that is broken. */
 export type ExportLine =
   | {kind: 'envelope'}
   | {kind: 'wrapped'; envelope: string; headers: Record<string, string>}
   | {kind: 'broken'; path: string; message: string}
+  /** A masked export line: the envelope inside is not the message (its PII fields were replaced). */
+  | {kind: 'masked'; envelope: string; fields: string[]}
 
 /** Writes a wrapped line around an envelope's text (`root` is its parsed tree). */
 export function wrapExportLine(envelopeText: string, root: JsonNode, headers: Record<string, string>): string {
   return `{"${EXPORT_ENVELOPE_KEY}":${compactJson(envelopeText, root)},"${EXPORT_HEADERS_KEY}":${JSON.stringify(headers)}}`
 }
 
+/** Writes a masked line: the masked envelope's text, the headers when kept, and the masked fields. */
+export function maskedExportLine(maskedText: string, root: JsonNode, fields: string[], headers?: Record<string, string>): string {
+  const kept = headers === undefined ? '' : `,"${EXPORT_HEADERS_KEY}":${JSON.stringify(headers)}`
+  return `{"${EXPORT_ENVELOPE_KEY}":${compactJson(maskedText, root)}${kept},"${EXPORT_MASKED_KEY}":${JSON.stringify(fields)}}`
+}
+
 /** Cheap gate: only a line whose first key is one of the wrapper's is parsed a second time. */
-const WRAPPED_START = /^\s*\{\s*"(?:envelope|headers)"\s*:/
+const WRAPPED_START = /^\s*\{\s*"(?:envelope|headers|masked)"\s*:/
 
 /**
  * Reads a line: wrapped when it is an object whose keys are exactly `envelope` (an object) and
@@ -44,11 +57,17 @@ export function readExportLine(text: string): ExportLine {
   }
   if (root.kind !== 'object') return {kind: 'envelope'}
   const keys = root.members.map((member) => member.key)
-  const known = keys.every((key) => key === EXPORT_ENVELOPE_KEY || key === EXPORT_HEADERS_KEY)
+  const known = keys.every((key) => key === EXPORT_ENVELOPE_KEY || key === EXPORT_HEADERS_KEY || key === EXPORT_MASKED_KEY)
   if (!known || !keys.includes(EXPORT_ENVELOPE_KEY)) return {kind: 'envelope'}
-  if (new Set(keys).size !== keys.length) return {kind: 'broken', path: '$', message: 'an export line names "envelope" or "headers" twice'}
+  if (new Set(keys).size !== keys.length) return {kind: 'broken', path: '$', message: 'an export line names "envelope", "headers" or "masked" twice'}
   const envelope = root.members.find((member) => member.key === EXPORT_ENVELOPE_KEY)!.value
   if (envelope.kind !== 'object') return {kind: 'broken', path: '$.envelope', message: 'an export line\'s "envelope" must be a JSON object (the envelope)'}
+  const maskedNode = root.members.find((member) => member.key === EXPORT_MASKED_KEY)?.value
+  if (maskedNode !== undefined) {
+    // Whatever else the line holds, its data is not the message's.
+    const fields = maskedNode.kind === 'array' ? maskedNode.items.flatMap((item) => (item.kind === 'string' ? [item.value] : [])) : []
+    return {kind: 'masked', envelope: sourceOf(text, envelope), fields}
+  }
   const headersNode = root.members.find((member) => member.key === EXPORT_HEADERS_KEY)?.value
   const headers: Record<string, string> = {}
   if (headersNode !== undefined) {

@@ -18,6 +18,8 @@ export interface BrowseRequest {
   validate?: boolean
   /** Read a log broker from this position instead of the queue's head (capabilities.logBrowse). */
   from?: BrowseFrom
+  /** Pushed down to the adapter: messages enqueued before this Unix ms may be skipped (BrowseOptions.notBefore); the selectors still decide. */
+  notBefore?: number
   /** Start this many messages past the head (or past `from`): where a previous read ended (peek --follow). */
   offset?: number
   /** Checked between pages: stop reading (a signal), keeping what was read. */
@@ -58,7 +60,7 @@ export async function browseQueue(adapter: BrokerAdapter, request: BrowseRequest
     // Browsing has a cost on this broker (redelivery flags): read once, as few as possible.
     // No limit (peek --all) is every message the broker hands over.
     const wanted = Math.min(selectors.length > 0 ? scanLimit : Math.min(request.limit, scanLimit), Number.MAX_SAFE_INTEGER)
-    const page = await adapter.browse(request.queue, {limit: wanted, ...(request.from ? {from: request.from} : {})})
+    const page = await adapter.browse(request.queue, {limit: wanted, ...logOptions(request)})
     for (const message of page) {
       scanned++
       if ((await keep(message)) && ++matched >= request.limit) break
@@ -82,7 +84,7 @@ export async function browseQueue(adapter: BrokerAdapter, request: BrowseRequest
       truncated = true
       break
     }
-    const page = await adapter.browse(request.queue, {limit: size, offset: (request.offset ?? 0) + scanned, ...(request.from ? {from: request.from} : {})})
+    const page = await adapter.browse(request.queue, {limit: size, offset: (request.offset ?? 0) + scanned, ...logOptions(request)})
     for (const message of page) {
       scanned++
       if ((await keep(message)) && ++matched >= request.limit) break
@@ -90,4 +92,9 @@ export async function browseQueue(adapter: BrokerAdapter, request: BrowseRequest
     if (page.length < size) break
   }
   return {views, scanned, truncated, interrupted}
+}
+
+/** The position options a read passes on to the adapter's browse. */
+function logOptions(request: BrowseRequest): {from?: BrowseFrom; notBefore?: number} {
+  return {...(request.from ? {from: request.from} : {}), ...(request.notBefore === undefined ? {} : {notBefore: request.notBefore})}
 }

@@ -1,6 +1,7 @@
 import type {BrokerAdapter, RelatedQueue} from '../brokers/adapter.js'
 import {UsageError} from '../errors.js'
 import {browseQueue} from './browse.js'
+import type {Selector} from './match.js'
 import type {MessageView} from './message-view.js'
 import {isoTime} from '../output/table.js'
 
@@ -55,13 +56,13 @@ function groupValue(view: MessageView, key: GroupKey): string | null {
 
 export async function inspectDlq(
   adapter: BrokerAdapter,
-  options: {dlq: string; groupBy: GroupKey[]; scanLimit: number; onMessage?: (view: MessageView) => void},
+  options: {dlq: string; groupBy: GroupKey[]; selectors?: Selector[]; scanLimit: number; onMessage?: (view: MessageView) => void},
 ): Promise<TriageReport> {
   const groups = new Map<string, TriageGroup>()
   // Compared as numbers, printed as ISO strings at the end.
   const span = new Map<TriageGroup, {oldest?: number; newest?: number}>()
   const depth = await adapter.count(options.dlq)
-  const outcome = await browseQueue(adapter, {queue: options.dlq, limit: options.scanLimit, scanLimit: options.scanLimit}, (view) => {
+  const outcome = await browseQueue(adapter, {queue: options.dlq, limit: options.scanLimit, scanLimit: options.scanLimit, selectors: options.selectors}, (view) => {
     options.onMessage?.(view)
     const poison = view.envelope === undefined
     const key: Record<string, string | null> = {}

@@ -1,19 +1,54 @@
 import {UsageError} from '../errors.js'
 import type {MessageView} from './message-view.js'
+import {parseTimeWindow, windowSelector} from './time-window.js'
+import type {TimeBasis} from './time-window.js'
+import {compileWhere} from './where.js'
 
 /**
- * Message selection shared by peek filters and `--select`: `KEY=GLOB` (shell-style `*` and `?`,
- * whole value) or `KEY~REGEX` (JavaScript regular expression, anywhere in the value). Several
- * selectors are ANDed.
+ * Message selection shared by every command that picks messages (peek, dlq inspect, redrive,
+ * replay): `--select KEY=GLOB` (shell-style `*` and `?`, whole value) or `KEY~REGEX` (JavaScript
+ * regular expression, anywhere in the value), `--where` (a CEL expression, where.ts) and
+ * `--since`/`--until` (time-window.ts). Every selector must match (AND).
  */
 
 export const SELECT_KEYS = ['reason', 'urn', 'exception', 'error', 'original_queue', 'lang', 'id', 'trace_id', 'queue', 'attempts'] as const
 export type SelectKey = (typeof SELECT_KEYS)[number]
 
 export interface Selector {
-  key: SelectKey
-  test: (value: string) => boolean
+  /** How the selection reads in messages: `reason=failed`, `where data.x > 1`. */
   text: string
+  matches: (view: MessageView) => boolean
+}
+
+/** A selector on one key's value (a message lacking the key never matches it). */
+export function keySelector(key: SelectKey, test: (value: string) => boolean, text: string): Selector {
+  return {
+    text,
+    matches: (view) => {
+      const value = selectValue(view, key)
+      return value !== undefined && test(value)
+    },
+  }
+}
+
+/** The selection flags every selecting command takes (flags.ts `selectionFlags`). */
+export interface SelectionFlags {
+  select?: string[]
+  where?: string
+  since?: string
+  until?: string
+}
+
+/**
+ * The selectors the selection flags ask for, compiled once per run (a bad one is a usage error,
+ * exit 2, before anything is read). `basis` is the time --since/--until look at.
+ */
+export function selectorsFromFlags(flags: SelectionFlags, basis: TimeBasis, now = Date.now()): Selector[] {
+  const selectors = (flags.select ?? []).map(parseSelector)
+  if (flags.where !== undefined) selectors.push(compileWhere(flags.where))
+  const window = parseTimeWindow(flags, now)
+  if (window !== undefined) selectors.push(windowSelector(window, basis))
+  return selectors
 }
 
 /** Compiles a shell-style glob (`*`, `?`) to an anchored regular expression. */
@@ -42,7 +77,7 @@ export function parseSelector(text: string): Selector {
       throw new UsageError(`--select "${text}": invalid regular expression: ${(error as Error).message}`)
     }
   }
-  return {key: key as SelectKey, test: (value) => regex.test(value), text}
+  return keySelector(key as SelectKey, (value) => regex.test(value), text)
 }
 
 /** The value a selector key reads from a message; undefined when the message has none. */
@@ -62,11 +97,10 @@ export function selectValue(view: MessageView, key: SelectKey): string | undefin
   }
 }
 
-/** True when the message satisfies every selector (a message lacking a key never matches it). */
+/** True when the message satisfies every selector. */
 export function matchesAll(view: MessageView, selectors: Selector[]): boolean {
   for (const selector of selectors) {
-    const value = selectValue(view, selector.key)
-    if (value === undefined || !selector.test(value)) return false
+    if (!selector.matches(view)) return false
   }
   return true
 }

@@ -411,7 +411,7 @@ export async function checkDeliveryCost(request: Pick<RedriveRequest, 'source' |
     throw new UsageError(`${cost.queue}${limit} counts deliveries: a dry run would take every message and hand it back, which ${cost.cost}. Nothing was read; a redrive without --dry-run moves what it can${instead}`, 'delivery-cost')
   }
   if (request.acceptDeliveryCost) return
-  const leaves = request.selectors.length > 0 ? 'the messages --select leaves behind, and poison ones,' : 'messages it cannot move (poison bodies, envelopes without an original queue, copies the target refused)'
+  const leaves = request.selectors.length > 0 ? 'the messages the selection (--select, --where, --since, --until) leaves behind, and poison ones,' : 'messages it cannot move (poison bodies, envelopes without an original queue, copies the target refused)'
   throw new UsageError(`${cost.queue}${limit} counts deliveries: a redrive hands ${leaves} back, which ${cost.cost}. Nothing was read; add --accept-delivery-cost to redrive it anyway (one delivery per message left behind; messages beyond --max are not touched)`, 'delivery-cost')
 }
 

@@ -35,6 +35,8 @@ export interface ReplayRequest {
   restoreHeaders?: boolean
   onItem?: (item: RedriveItem) => void
   stopRequested?: () => boolean
+  /** Told once, at the first masked export line refused (so the operator hears of it without --list). */
+  warn?: (message: string) => void
 }
 
 interface Pending {
@@ -50,6 +52,7 @@ export async function replay(request: ReplayRequest): Promise<RedriveReport> {
     counts[outcome]++
     request.onItem?.({id: view.id ?? null, trace_id: view.traceId ?? null, urn: view.urn ?? null, reason: view.deadLetter?.reason ?? null, target, outcome, ...(error === undefined ? {} : {error})})
   }
+  let warnedMasked = false
   let batch = new Map<string, Pending[]>()
   let planned = 0
   const full = () => request.max > 0 && planned >= request.max
@@ -130,6 +133,16 @@ export async function replay(request: ReplayRequest): Promise<RedriveReport> {
       // A `--with-headers` export line carries the envelope inside; so does a Redis SDK frame
       // (`peek --raw` of a framed message), whose headers travel like an export's (bq's own
       // names among them are dropped by the target adapter); any other line is the envelope.
+      if (line.kind === 'masked') {
+        // A masked export's data is not the message's: replaying it would publish the mask. Refused, never published.
+        counts.examined++
+        counts.failed++
+        if (!warnedMasked) request.warn?.(`${where}: masked export lines are not replayed (their x-gdpr-sensitive data fields were replaced); export again with bq peek --unmask to replay them`)
+        warnedMasked = true
+        const view = viewOf({body: Buffer.from(line.envelope, 'utf8'), headers: {}, native: {}, position: where}, BODY_ATTEMPTS)
+        request.onItem?.({id: view.id ?? null, trace_id: view.traceId ?? null, urn: view.urn ?? null, reason: view.deadLetter?.reason ?? null, target: null, outcome: 'failed', error: `${where}: a masked export line (${line.fields.join(', ')} masked): its data is not the message's, so it is not replayed; export again with --unmask to replay it`})
+        return
+      }
       if (line.kind === 'wrapped') return consider(Buffer.from(line.envelope, 'utf8'), where, line.headers)
       const frame = readFrame(message.text)
       if (frame.kind === 'frame') return consider(frame.body, where, frame.headers)

@@ -1,7 +1,7 @@
 import type {BrokerAdapter} from '../brokers/adapter.js'
 import type {Envelope} from '../envelope/envelope.js'
 import {browseQueue} from './browse.js'
-import type {Selector} from './match.js'
+import {keySelector, type Selector} from './match.js'
 import type {MessageView} from './message-view.js'
 import {redrive} from './redrive.js'
 import type {RedriveItem, RedriveReport} from './redrive.js'
@@ -13,7 +13,7 @@ import type {RedriveItem, RedriveReport} from './redrive.js'
 
 /** Exact meta.id equality (a glob would read `*` or `?` in an id as wildcards). */
 export function idSelector(id: string): Selector {
-  return {key: 'id', test: (value) => value === id, text: `id=${id}`}
+  return keySelector('id', (value) => value === id, `id=${id}`)
 }
 
 /** The first message on `dlq` whose meta.id is `id`, read without taking it; undefined when none. */

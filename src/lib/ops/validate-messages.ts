@@ -115,7 +115,9 @@ function checkEnvelopeOrExportLine(text: string): EnvelopeCheck {
   if (exported.kind === 'envelope') return validateEnvelopeText(text)
   if (exported.kind === 'broken') return {problems: [{severity: 'error', code: 'export.line', path: exported.path, message: exported.message}]}
   const check = validateEnvelopeText(exported.envelope)
-  return {...check, problems: check.problems.map((problem) => ({...problem, path: `$.envelope${problem.path.slice(1)}`}))}
+  const problems = check.problems.map((problem) => ({...problem, path: `$.envelope${problem.path.slice(1)}`}))
+  if (exported.kind === 'masked') problems.push({severity: 'warning', code: 'export.masked', path: '$.masked', message: `a masked export line (${exported.fields.join(', ')} masked): bq replay refuses it`})
+  return {...check, problems}
 }
 
 const BOM_PROBLEM: Problem = {severity: 'warning', code: 'encoding.bom', path: '$', message: 'starts with a UTF-8 byte order mark; BabelQueue bodies are plain UTF-8 JSON'}

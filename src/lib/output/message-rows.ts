@@ -1,5 +1,6 @@
-import {wrapExportLine} from '../envelope/export-line.js'
-import {compactJson} from '../envelope/json-tree.js'
+import {maskedExportLine, wrapExportLine} from '../envelope/export-line.js'
+import {compactJson, parseJsonTree} from '../envelope/json-tree.js'
+import type {Masker} from '../ops/mask.js'
 import type {MessageView} from '../ops/message-view.js'
 import {formatAge, formatBytes, isoTime} from './table.js'
 
@@ -74,4 +75,22 @@ export function jsonlLine(view: MessageView): string | undefined {
 export function jsonlLineWithHeaders(view: MessageView): string | undefined {
   if (!view.envelope) return undefined
   return wrapExportLine(view.envelope.text, view.envelope.root, view.message.appHeaders ?? {})
+}
+
+/**
+ * One export line (`--jsonl`, with `withHeaders` the header-keeping form). With a masker, a
+ * message whose PII fields were masked becomes a masked line, which `bq replay` refuses.
+ */
+export function exportLine(view: MessageView, options: {withHeaders: boolean; masker?: Masker}): string | undefined {
+  if (!view.envelope) return undefined
+  const masked = options.masker?.mask(view.envelope)
+  if (masked !== undefined) return maskedExportLine(masked.text, parseJsonTree(masked.text), masked.fields, options.withHeaders ? (view.message.appHeaders ?? {}) : undefined)
+  return options.withHeaders ? jsonlLineWithHeaders(view) : jsonlLine(view)
+}
+
+/** messageJson with the PII fields of `body` masked (and listed under `masked`) when a masker is given. */
+export function maskedMessageJson(view: MessageView, options: {headers?: boolean; masker?: Masker}): Record<string, unknown> {
+  const json = messageJson(view, options)
+  const masked = view.envelope && options.masker?.mask(view.envelope)
+  return masked ? {...json, body: masked.text, masked: masked.fields} : json
 }

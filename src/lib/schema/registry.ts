@@ -8,6 +8,8 @@ import addFormatsModule from 'ajv-formats'
 import {UsageError, describeError} from '../errors.js'
 import {childPath} from '../envelope/validate.js'
 import type {Problem} from '../envelope/validate.js'
+import {sensitivePathsOf} from './sensitive.js'
+import type {SensitivePath} from './sensitive.js'
 
 /**
  * A babelqueue-registry manifest (`registry.json`): per-URN JSON Schemas for `data`, validated
@@ -25,11 +27,14 @@ export class SchemaRegistry {
   readonly path: string
   readonly entries: RegistryEntry[]
   private readonly validators = new Map<string, ValidateFunction>()
+  /** The `x-gdpr-sensitive` fields of each URN's data (masking, ops/mask.ts). */
+  private readonly sensitive = new Map<string, SensitivePath[]>()
 
-  private constructor(path: string, entries: RegistryEntry[], validators: Map<string, ValidateFunction>) {
+  private constructor(path: string, entries: RegistryEntry[], validators: Map<string, ValidateFunction>, schemas: Map<string, unknown>) {
     this.path = path
     this.entries = entries
     this.validators = validators
+    for (const [urn, schema] of schemas) this.sensitive.set(urn, sensitivePathsOf(schema))
   }
 
   /** Reads and compiles a registry. Throws UsageError with a one-line reason when it is unusable. */
@@ -41,6 +46,7 @@ export class SchemaRegistry {
     const ajv = newAjv()
     const entries: RegistryEntry[] = []
     const validators = new Map<string, ValidateFunction>()
+    const schemas = new Map<string, unknown>()
     list.forEach((item: unknown, index: number) => {
       const entry = item as {urn?: unknown; schema?: unknown; owner?: unknown; status?: unknown}
       if (typeof entry?.urn !== 'string' || entry.urn === '') throw new UsageError(`${path}: schemas[${index}] has no "urn"`, 'registry')
@@ -57,15 +63,21 @@ export class SchemaRegistry {
       }
       if (validators.has(entry.urn)) throw new UsageError(`${path}: ${entry.urn} is registered twice`, 'registry')
       validators.set(entry.urn, compile(ajv, schema, `${entry.urn} (${schemaPath})`))
+      schemas.set(entry.urn, schema)
       entries.push({urn: entry.urn, schemaPath, owner: stringOrUndefined(entry.owner), status: stringOrUndefined(entry.status)})
     })
-    return new SchemaRegistry(registryPath, entries, validators)
+    return new SchemaRegistry(registryPath, entries, validators, schemas)
   }
 
   /** A registry holding one schema, for `--urn` checks and tests. */
   static fromSchema(urn: string, schema: unknown, label = 'inline schema'): SchemaRegistry {
     const validators = new Map([[urn, compile(newAjv(), schema, label)]])
-    return new SchemaRegistry(label, [{urn, schemaPath: label}], validators)
+    return new SchemaRegistry(label, [{urn, schemaPath: label}], validators, new Map([[urn, schema]]))
+  }
+
+  /** The personal-data fields of a URN's data; empty when it declares none or is not registered. */
+  sensitivePaths(urn: string): SensitivePath[] {
+    return this.sensitive.get(urn) ?? []
   }
 
   has(urn: string): boolean {

@@ -21,6 +21,19 @@ commandSuite(kafka)
 const ids = (result: Record<string, unknown>) => (result.messages as Array<{id: string}>).map((m) => m.id)
 
 describe('kafka-only commands', () => {
+  test('peek --since seeks each partition by time (only the records from then on are read)', async (t) => {
+    if (!(await kafka.available(t))) return
+    const queue = uniqueQueue('since')
+    assert.equal((await runBq(['publish', 'urn:babel:orders:created', '-q', queue, '--count', '3', '-b', kafkaUrl])).code, 0)
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    const since = new Date().toISOString()
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    const later = (await runBq(['publish', 'urn:babel:orders:created', '-q', queue, '--count', '2', '-b', kafkaUrl])).stdout.trim().split('\n')
+    const recent = await json(['peek', queue, '-b', kafkaUrl, '--since', since])
+    assert.deepEqual(ids(recent), later)
+    assert.equal(recent.scanned, 2)
+  })
+
   test('peek --from-beginning, --from-offset, --from-time and --last read the log; other brokers refuse them', async (t) => {
     if (!(await kafka.available(t))) return
     const queue = uniqueQueue('log')

@@ -115,7 +115,13 @@ export class KafkaAdapter extends AdapterBase<KafkaDrainSession> {
       view.fingerprint = JSON.stringify([options.from, [...starts]])
       for (const layout of view.layout) view.progress.set(layout.partition, PartitionProgress.fresh(starts.get(layout.partition) ?? view.marks.get(layout.partition)!.high))
     }
-    const key = `${topic}\n${options.from === undefined ? '' : JSON.stringify(options.from)}`
+    if (options.notBefore !== undefined) {
+      // --since pushed down: each partition starts at its first record at or after the time (the lookup --from-time uses).
+      const times = await this.client.offsetsForTime(topic, view.layout, options.notBefore)
+      for (const {partition} of view.layout) view.progress.get(partition)!.advanceTo(times.get(partition) ?? view.marks.get(partition)!.high)
+      view.fingerprint = JSON.stringify([view.fingerprint, options.notBefore])
+    }
+    const key = `${topic}\n${options.from === undefined ? '' : JSON.stringify(options.from)}\n${options.notBefore ?? ''}`
     let scan = this.scans.get(key)
     if (scan === undefined || scan.fingerprint !== view.fingerprint || scan.index !== offset) {
       scan = new TopicScan(view.layout.map((layout) => this.reader(topic, layout, view, BROWSE_FETCH_BYTES)), view.fingerprint)
