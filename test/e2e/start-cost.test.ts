@@ -43,11 +43,11 @@ describe('the bundled start', () => {
   })
 
   test('bq validate one.json loads no lazy package; --registry loads ajv', async () => {
-    const plain = await importsOf(['validate', fixturePath('order-created.json')], 'validate')
+    const plain = await importsOf(['validate', fixturePath('fixtures/order-created.json')], 'validate')
     assert.equal(plain.code, 0)
     assert.deepEqual(lazyIn(plain.packages), [])
     const registry = path.join(registryExamplesDir, 'registry.json')
-    const withRegistry = await importsOf(['validate', fixturePath('order-created.json'), '--registry', registry], 'validate-registry')
+    const withRegistry = await importsOf(['validate', fixturePath('fixtures/order-created.json'), '--registry', registry], 'validate-registry')
     assert.equal(withRegistry.code, 1, 'the fixture lacks data.amount, which the example schema requires')
     assert.deepEqual(lazyIn(withRegistry.packages), ['ajv'])
   })
