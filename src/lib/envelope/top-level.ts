@@ -24,8 +24,6 @@ const BACKSLASH = 92
 const COMMA = 44
 const COLON = 58
 const CLOSE_BRACE = 125
-/** The characters that matter inside a nested value: string quotes and brackets. */
-const STRUCTURE = /["[\]{}]/g
 
 export function scanTopLevel(text: string): TopLevelObject {
   const start = skipWhitespace(text, 0)
@@ -74,15 +72,17 @@ function endOfValue(text: string, at: number): number {
   const c = text.charCodeAt(at)
   if (c === QUOTE) return endOfString(text, at)
   if (c === 123 || c === 91) {
-    let depth = 0
-    STRUCTURE.lastIndex = at
+    let depth = 1
+    let end = at + 1
     while (true) {
-      const found = STRUCTURE.exec(text)!
-      const index = found.index
-      const ch = text.charCodeAt(index)
-      if (ch === QUOTE) STRUCTURE.lastIndex = endOfString(text, index)
-      else if (ch === 123 || ch === 91) depth++
-      else if (--depth === 0) return index + 1
+      const ch = text.charCodeAt(end)
+      if (ch === QUOTE) {
+        end = endOfString(text, end)
+        continue
+      }
+      if (ch === 123 || ch === 91) depth++
+      else if ((ch === 125 || ch === 93) && --depth === 0) return end + 1
+      end++
     }
   }
   // A number or a literal: up to the next separator or whitespace.
