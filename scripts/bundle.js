@@ -24,8 +24,10 @@ await build({
   external: lazyPackages,
   // oclif and its dependencies are CommonJS: give them the require they expect.
   banner: {js: "import {createRequire as bqCreateRequire} from 'node:module'; const require = bqCreateRequire(import.meta.url);"},
-  // Smaller source is less for V8 to read at every start; names stay for stack traces and oclif.
-  minify: true,
-  keepNames: true,
+  // Less source for V8 to read at every start. Identifiers keep their names (stack traces,
+  // profiles, oclif's class names) without esbuild's keepNames, whose helper renames every
+  // closure each time it is created: a third of validate's time per message.
+  minifyWhitespace: true,
+  minifySyntax: true,
   logLevel: 'warning',
 })
