@@ -1,5 +1,6 @@
 // bench/validate: bq validate against a JSON.parse + ajv baseline, measured in the same run.
-// Usage: node bench/validate/bench.js [lines=100000] [--big]   (--big adds the 1,000,000-line memory run)
+// Usage: node bench/validate/bench.js [lines=100000] [--big] [--before <package dir>]
+// (--big adds the 1,000,000-line memory run; --before also times another build's bin/run.js.)
 import {spawnSync} from 'node:child_process'
 import {mkdirSync, createWriteStream, existsSync} from 'node:fs'
 import path from 'node:path'
@@ -41,8 +42,11 @@ function repeat(args, times) {
 
 const file = path.join(tmp, `orders-${lines}.jsonl`)
 await generate(file, lines)
-const base = repeat(['node', path.join(here, 'baseline.js'), file, schema], 3)
-const bq = repeat(['node', bin, 'validate', file, '--registry', registry, '--quiet'], 3)
+const beforeAt = process.argv.indexOf('--before')
+const beforeBin = beforeAt > 0 ? path.resolve(process.argv[beforeAt + 1], 'bin', 'run.js') : undefined
+const base = repeat(['node', path.join(here, 'baseline.js'), file, schema], 5)
+const bq = repeat(['node', bin, 'validate', file, '--registry', registry, '--quiet'], 5)
+const before = beforeBin && repeat(['node', beforeBin, 'validate', file, '--registry', registry, '--quiet'], 5)
 const one = path.resolve(root, '..', 'shared', 'conformance', 'fixtures', 'order-created.json')
 const nodeStart = repeat(['node', '-e', '0'], 11)
 const bqStart = repeat(['node', bin, 'validate', one], 11)
@@ -50,10 +54,13 @@ const bqStart = repeat(['node', bin, 'validate', one], 11)
 const report = [
   `### bench/validate — ${new Date().toISOString().slice(0, 10)}, ${lines.toLocaleString('en')} lines`,
   '',
-  '| run | time (median of 3) | lines/s | peak RSS |',
+  '| run | time (median of 5) | lines/s | peak RSS |',
   '| --- | ---: | ---: | ---: |',
   `| baseline: JSON.parse + precompiled ajv | ${base.seconds.toFixed(2)} s | ${Math.round(lines / base.seconds).toLocaleString('en')} | ${base.rssMiB.toFixed(0)} MiB |`,
   `| bq validate --registry --quiet | ${bq.seconds.toFixed(2)} s | ${Math.round(lines / bq.seconds).toLocaleString('en')} | ${bq.rssMiB.toFixed(0)} MiB |`,
+  ...(before ? [`| bq before (${process.argv[beforeAt + 1]}) | ${before.seconds.toFixed(2)} s | ${Math.round(lines / before.seconds).toLocaleString('en')} | ${before.rssMiB.toFixed(0)} MiB | ${(before.seconds / base.seconds).toFixed(2)}× |`] : []),
+  '',
+  `load average at the end: ${(await import('node:os')).loadavg().map((l) => l.toFixed(2)).join(' ')}`,
   '',
   `bq / baseline time: **${(bq.seconds / base.seconds).toFixed(2)}×** (target ≤ 1.5×).`,
   '',

@@ -3,16 +3,29 @@ import {isUtf8} from 'node:buffer'
 import type {EnvelopeFields} from './fields.js'
 import {FRAME_KEY, readFrame} from './frame.js'
 import {JsonSyntaxError, lineColumn, memberOf, parseJsonTree, sourceOf} from './json-tree.js'
-import type {JsonNode, Member, ObjectNode} from './json-tree.js'
+import type {JsonNode, ObjectNode} from './json-tree.js'
+import {scanTopLevel} from './top-level.js'
+import type {TopLevelMember, TopLevelObject} from './top-level.js'
+
+/** A JSON object as JSON.parse returns it. */
+type Plain = Record<string, unknown>
 
 /**
- * A decoded envelope: the original text plus a lossless tree of it. Envelopes are immutable;
- * `annotate` and `resetForRedrive` return new ones made by splicing the original text, so
- * every byte they do not deliberately change stays exactly as it was.
+ * A decoded envelope: the original text, read three ways, each only when something asks:
+ * - its values (URN, ids, attempts, the dead_letter block) come from native JSON.parse. The
+ *   lossless tree looks a key up last-wins and reads a number as Number(its source), which is
+ *   what JSON.parse does, so both answer alike, duplicate keys and integers beyond 2^53 included;
+ * - the spans of its top-level members (`topLevel`), for the edits a redrive or an annotation
+ *   splices (`attempts`, `dead_letter`); nothing below them is scanned;
+ * - the lossless tree (`root`), for what re-emits source exactly: `raw`, `node`, exports.
+ * Envelopes are immutable; `annotate` and `resetForRedrive` return new ones made by splicing
+ * the original text, so every byte they do not deliberately change stays exactly as it was.
  */
 export class Envelope {
   readonly text: string
   private tree: ObjectNode | undefined
+  #plain: Plain | undefined
+  #topLevel: TopLevelObject | undefined
   /** The UTF-8 bytes of `text` when it is all ASCII (so text offsets are byte offsets), as decoded. */
   readonly #ascii: Buffer | undefined
 
@@ -23,10 +36,34 @@ export class Envelope {
    * bytes of a reset envelope never parses them again. `ascii`, when given, must be the bytes of
    * an all-ASCII `text`.
    */
-  constructor(text: string, root?: ObjectNode, ascii?: Buffer) {
+  constructor(text: string, root?: ObjectNode, ascii?: Buffer, plain?: Plain) {
     this.text = text
     this.tree = root
     this.#ascii = ascii
+    this.#plain = plain
+  }
+
+  /** The envelope's values as JSON.parse reads them (last duplicate wins, as in `memberOf`). */
+  private get plain(): Plain {
+    if (this.#plain === undefined) this.#plain = JSON.parse(this.text) as Plain
+    return this.#plain
+  }
+
+  /** The top-level members and their spans: the tree's own when it is built, else a shallow scan. */
+  get topLevel(): TopLevelObject {
+    if (this.#topLevel === undefined) this.#topLevel = this.tree ?? scanTopLevel(this.text)
+    return this.#topLevel
+  }
+
+  /** A top-level member's value as plain JSON, or undefined when absent. */
+  value(key: string): unknown {
+    return Object.hasOwn(this.plain, key) ? this.plain[key] : undefined
+  }
+
+  /** A member of the `meta` object as plain JSON. */
+  private metaValue(key: string): unknown {
+    const meta = this.value('meta')
+    return isPlainObject(meta) && Object.hasOwn(meta, key) ? meta[key] : undefined
   }
 
   /** The bytes this envelope was decoded from, when its text is all ASCII. */
@@ -39,10 +76,11 @@ export class Envelope {
     return this.tree
   }
 
-  /** The raw source of a top-level member's value, or undefined when absent. */
+  /** The raw source of a top-level member's value (the last, as JSON.parse reads it), or undefined when absent. */
   raw(key: string): string | undefined {
-    const member = memberOf(this.root, key)
-    return member && sourceOf(this.text, member.value)
+    const members = this.topLevel.members
+    for (let i = members.length - 1; i >= 0; i--) if (members[i].key === key) return sourceOf(this.text, members[i].value)
+    return undefined
   }
 
   /** A top-level member's value node. */
@@ -58,43 +96,43 @@ export class Envelope {
 
   /** The URN: `job`, or the inbound alias `urn` when `job` is absent. */
   get urn(): string | undefined {
-    return this.stringAt(this.node('job')) ?? this.stringAt(this.node('urn'))
+    return stringOf(this.value('job')) ?? stringOf(this.value('urn'))
   }
   get traceId(): string | undefined {
-    return this.stringAt(this.node('trace_id'))
+    return stringOf(this.value('trace_id'))
   }
   get id(): string | undefined {
-    return this.stringAt(this.metaNode('id'))
+    return stringOf(this.metaValue('id'))
   }
   get queue(): string | undefined {
-    return this.stringAt(this.metaNode('queue'))
+    return stringOf(this.metaValue('queue'))
   }
   get lang(): string | undefined {
-    return this.stringAt(this.metaNode('lang'))
+    return stringOf(this.metaValue('lang'))
   }
   get schemaVersion(): number | undefined {
-    return this.numberAt(this.metaNode('schema_version'))
+    return numberOf(this.metaValue('schema_version'))
   }
   get createdAt(): number | undefined {
-    return this.numberAt(this.metaNode('created_at'))
+    return numberOf(this.metaValue('created_at'))
   }
   get attempts(): number | undefined {
-    return this.numberAt(this.node('attempts'))
+    return numberOf(this.value('attempts'))
   }
 
   /** The `dead_letter` block as plain values, or undefined on a normal (not dead-lettered) envelope. */
   get deadLetter(): DeadLetterView | undefined {
-    const block = this.node('dead_letter')
-    if (block?.kind !== 'object') return undefined
-    const field = (key: string) => memberOf(block, key)?.value
+    const block = this.value('dead_letter')
+    if (!isPlainObject(block)) return undefined
+    const field = (key: string) => (Object.hasOwn(block, key) ? block[key] : undefined)
     return {
-      reason: this.stringAt(field('reason')),
-      error: this.stringAt(field('error')),
-      exception: this.stringAt(field('exception')),
-      failedAt: this.numberAt(field('failed_at')),
-      originalQueue: this.stringAt(field('original_queue')),
-      attempts: this.numberAt(field('attempts')),
-      lang: this.stringAt(field('lang')),
+      reason: stringOf(field('reason')),
+      error: stringOf(field('error')),
+      exception: stringOf(field('exception')),
+      failedAt: numberOf(field('failed_at')),
+      originalQueue: stringOf(field('original_queue')),
+      attempts: numberOf(field('attempts')),
+      lang: stringOf(field('lang')),
     }
   }
 
@@ -103,12 +141,16 @@ export class Envelope {
     return Buffer.from(this.text, 'utf8')
   }
 
-  private stringAt(node: JsonNode | undefined): string | undefined {
-    return node?.kind === 'string' ? node.value : undefined
-  }
-  private numberAt(node: JsonNode | undefined): number | undefined {
-    return node?.kind === 'number' ? Number(sourceOf(this.text, node)) : undefined
-  }
+}
+
+function isPlainObject(value: unknown): value is Plain {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}
+function stringOf(value: unknown): string | undefined {
+  return typeof value === 'string' ? value : undefined
+}
+function numberOf(value: unknown): number | undefined {
+  return typeof value === 'number' ? value : undefined
 }
 
 export interface DeadLetterView {
@@ -154,6 +196,15 @@ export function decode(body: Buffer | Uint8Array | string): Envelope {
     if (text.length === bytes.length) ascii = bytes
   }
   if (text.trim() === '') throw new EnvelopeDecodeError('empty', 'body is empty')
+  // The native parser answers for valid JSON; the lossless reader is built later, if at all.
+  let plain: unknown
+  try {
+    plain = JSON.parse(text)
+  } catch {
+    plain = undefined
+  }
+  if (isPlainObject(plain)) return new Envelope(text, undefined, ascii, plain)
+  // Not an object, or not JSON: the lossless reader says which, and where.
   let root: JsonNode
   try {
     root = parseJsonTree(text)
@@ -182,15 +233,15 @@ export function decode(body: Buffer | Uint8Array | string): Envelope {
  */
 export function notEnvelopeReason(envelope: Envelope): string | undefined {
   // The SDKs' Redis frame (frame.ts) is a wrapper, never an envelope, even around job and meta.
-  if (envelope.node(FRAME_KEY) !== undefined) {
+  if (envelope.value(FRAME_KEY) !== undefined) {
     const frame = readFrame(envelope.text)
     return frame.kind === 'malformed' ? `not an envelope: ${frame.reason}` : `not an envelope: a ${FRAME_KEY} frame (the SDKs' Redis wrapper) where a bare envelope belongs`
   }
   const urn = envelope.urn
   if (urn === undefined || urn === '') return 'not an envelope: no non-empty string "job" (or "urn")'
-  const meta = envelope.node('meta')
+  const meta = envelope.value('meta')
   if (meta === undefined) return 'not an envelope: no "meta" object'
-  if (meta.kind !== 'object') return 'not an envelope: "meta" is not an object'
+  if (!isPlainObject(meta)) return 'not an envelope: "meta" is not an object'
   return undefined
 }
 
@@ -245,9 +296,9 @@ export function fieldsOf(envelope: Envelope): EnvelopeFields {
  */
 function rewriteTopLevel(
   envelope: Envelope,
-  edits: {drop?: (member: Member) => boolean; replace?: (member: Member) => string | undefined; append?: Array<[string, string]>},
+  edits: {drop?: (member: TopLevelMember) => boolean; replace?: (member: TopLevelMember) => string | undefined; append?: Array<[string, string]>},
 ): Envelope {
-  const {text, root} = envelope
+  const {text, topLevel: root} = envelope
   const members = root.members
   const open = text.slice(0, root.start + 1)
   const close = text.slice(root.end - 1)
@@ -290,7 +341,7 @@ interface TopLevelEdits {
  * them — is copied from the original text unchanged.
  */
 function topLevelPieces(envelope: Envelope, edits: TopLevelEdits): Array<number | string> {
-  const {text, root} = envelope
+  const {text, topLevel: root} = envelope
   const members = root.members
   const pieces: Array<number | string> = []
   const copy = (from: number, to: number) => {
@@ -362,7 +413,7 @@ function bytesOf(ascii: Buffer, pieces: Array<number | string>): Buffer {
 
 /** The edits `resetForRedrive` makes, or undefined when the envelope needs none. */
 function redriveEdits(envelope: Envelope): TopLevelEdits | undefined {
-  const members = envelope.root.members
+  const members = envelope.topLevel.members
   let hasAttempts = false
   let changed = false
   for (const m of members) {
@@ -417,7 +468,7 @@ export interface DeadLetterInfo {
  * `job`, `trace_id`, `data`, `meta` and `attempts` stay exactly as they were.
  */
 export function annotate(envelope: Envelope, info: DeadLetterInfo): Envelope {
-  const attempts = info.attempts !== undefined ? String(Math.trunc(info.attempts)) : envelope.node('attempts')?.kind === 'number' ? envelope.raw('attempts') : '0'
+  const attempts = info.attempts !== undefined ? String(Math.trunc(info.attempts)) : typeof envelope.value('attempts') === 'number' ? envelope.raw('attempts') : '0'
   const block =
     '{' +
     [
@@ -431,7 +482,7 @@ export function annotate(envelope: Envelope, info: DeadLetterInfo): Envelope {
     ].join(',') +
     '}'
   // Replace the last existing block in place (dropping earlier duplicates), or append one.
-  const blocks = envelope.root.members.filter((m) => m.key === 'dead_letter')
+  const blocks = envelope.topLevel.members.filter((m) => m.key === 'dead_letter')
   const last = blocks[blocks.length - 1]
   return rewriteTopLevel(envelope, {
     drop: (m) => m.key === 'dead_letter' && m !== last,

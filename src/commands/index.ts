@@ -1,0 +1,33 @@
+/**
+ * The commands index: oclif's explicit discovery reads this object (package.json
+ * `oclif.commands`) instead of scanning folders, and the bundle (src/bq.ts) carries it.
+ * A new command is added here as well as in its own file; test/unit/commands-index.test.ts
+ * checks that every file under src/commands is listed.
+ */
+import ContextAdd from './context/add.js'
+import ContextList from './context/list.js'
+import ContextRemove from './context/remove.js'
+import ContextShow from './context/show.js'
+import ContextUse from './context/use.js'
+import DlqInspect from './dlq/inspect.js'
+import DlqRecover from './dlq/recover.js'
+import DlqRedrive from './dlq/redrive.js'
+import Peek from './peek.js'
+import Publish from './publish.js'
+import Replay from './replay.js'
+import Validate from './validate.js'
+
+export const COMMANDS = {
+  'context:add': ContextAdd,
+  'context:list': ContextList,
+  'context:remove': ContextRemove,
+  'context:show': ContextShow,
+  'context:use': ContextUse,
+  'dlq:inspect': DlqInspect,
+  'dlq:recover': DlqRecover,
+  'dlq:redrive': DlqRedrive,
+  peek: Peek,
+  publish: Publish,
+  replay: Replay,
+  validate: Validate,
+}

@@ -1,0 +1,25 @@
+/**
+ * oclif finds bq's commands through the commands index (src/commands/index.ts), not by scanning
+ * folders: every command file must be listed there under its id, and nothing else.
+ */
+import assert from 'node:assert/strict'
+import {readdirSync} from 'node:fs'
+import path from 'node:path'
+import {test} from 'node:test'
+
+import {COMMANDS} from '../../src/commands/index.js'
+import {repoRoot} from '../support/conformance.js'
+
+test('the commands index lists every command file under its id', () => {
+  const commandsDir = path.join(repoRoot, 'src', 'commands')
+  const ids = readdirSync(commandsDir, {recursive: true, encoding: 'utf8'})
+    .filter((file) => file.endsWith('.ts') && file !== 'index.ts')
+    .map((file) => file.replace(/\.ts$/, '').split(path.sep).join(':'))
+  assert.deepEqual(Object.keys(COMMANDS).sort(), ids.sort())
+})
+
+test('package.json points oclif at the index and the bundled hooks', async () => {
+  const {default: pkg} = await import('../../package.json', {with: {type: 'json'}})
+  assert.deepEqual(pkg.oclif.commands, {strategy: 'explicit', target: './dist/bq.js', identifier: 'COMMANDS'})
+  assert.deepEqual(pkg.oclif.hooks.command_not_found, {target: './dist/bq.js', identifier: 'commandNotFound'})
+})
