@@ -9,6 +9,7 @@ import ContextList from './context/list.js'
 import ContextRemove from './context/remove.js'
 import ContextShow from './context/show.js'
 import ContextUse from './context/use.js'
+import DlqEdit from './dlq/edit.js'
 import DlqInspect from './dlq/inspect.js'
 import DlqRecover from './dlq/recover.js'
 import DlqRedrive from './dlq/redrive.js'
@@ -23,6 +24,7 @@ export const COMMANDS = {
   'context:remove': ContextRemove,
   'context:show': ContextShow,
   'context:use': ContextUse,
+  'dlq:edit': DlqEdit,
   'dlq:inspect': DlqInspect,
   'dlq:recover': DlqRecover,
   'dlq:redrive': DlqRedrive,
