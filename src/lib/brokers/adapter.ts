@@ -100,6 +100,11 @@ export interface OutgoingMessage {
    * bookkeeping. Adapters write them where the binding has a header channel (Redis: the frame).
    */
   appHeaders?: Record<string, string>
+  /**
+   * The ledger id of the run publishing this copy (a redrive or replay): written as `bq-run-id`
+   * where the binding has headers, outside the body (the envelope bytes stay as they are).
+   */
+  runId?: string
 }
 
 /** A message as found on the broker. */

@@ -18,6 +18,7 @@ export const sharedFlags = {
   bypass: Flags.boolean({description: 'stamp the bq-replay-bypass header so handlers skip external side effects (brokers with headers)'}),
   toBroker: Flags.string({description: 'publish to this broker instead of the source broker'}),
   receive: Flags.boolean({description: 'allow reading on brokers where a read has side effects (SQS: raises the receive count, can trigger the native redrive policy)'}),
+  reason: Flags.string({description: 'why this run is made: recorded with it in the run ledger (bq runs show)'}),
   registry: Flags.string({char: 'r', description: 'babelqueue-registry registry.json with per-URN data schemas'}),
 }
 
