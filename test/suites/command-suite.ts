@@ -328,6 +328,36 @@ export function commandSuite(broker: BrokerCase): void {
       assert.deepEqual(inOrder(await rawBodies(broker.url(), dlq)), inOrder(before.filter((body) => !moved.includes(idOf(body) ?? ''))))
     })
 
+    test('a redrive is recorded in the run ledger (bq runs show) with its reason and ids; its copy carries bq-run-id where the broker has headers', async (t) => {
+      if (!(await ready(t))) return
+      const queue = uniqueQueue('ledger')
+      const dlq = sub(queue, 'dlq')
+      await runBq(['replay', dlqExport(queue), '--as-is', '--to', dlq, '--yes', '-b', broker.url()])
+      const run = await json(['dlq', 'redrive', queue, '--select', 'reason=unknown_urn', '--reason', 'INC-7 schema deployed', '--yes', '-b', broker.url(), ...dlqFlag(queue), ...consent])
+      const runId = run.run_id as string
+      assert.match(runId, /^[0-9a-f-]{36}$/)
+      const shown = await json(['runs', 'show', runId.slice(0, 13)])
+      assert.equal(shown.id, runId)
+      assert.equal(shown.command, 'dlq redrive')
+      assert.equal(shown.outcome, 'ok')
+      assert.equal(shown.reason, 'INC-7 schema deployed')
+      assert.equal(shown.source, dlq)
+      assert.deepEqual(shown.ids, {moved: ['4a1f9c2e-7b3d-4e6a-8f10-2c4d6e8fa003']})
+      assert.equal((shown.counts as {redriven: number}).redriven, 1)
+      assert.deepEqual(shown.selection, {select: ['reason=unknown_urn'], max: 0, to: null})
+      // The broker and the command line as recorded: no password.
+      assert.doesNotMatch(`${shown.broker as string} ${shown.command_line as string}`, /guest:guest|bq:bq@|SharedAccessKey=(?!\*\*\*)/)
+      const listed = await json(['runs', 'list', '--limit', '50'])
+      assert.ok((listed.runs as Array<{id: string}>).some((r) => r.id === runId))
+      const peek = await json(['peek', queue, '-b', broker.url(), '--headers', ...read])
+      const headers = (peek.messages as Array<{headers: Record<string, unknown>}>)[0].headers
+      // Redis frames a bare envelope only for headers it carries anyway: this one had none.
+      if (capabilities().headers && broker.name !== 'redis') assert.equal(headers['bq-run-id'], runId, JSON.stringify(headers))
+      // A dry run is not recorded.
+      const dry = await json(['dlq', 'redrive', queue, '--dry-run', '-b', broker.url(), ...dlqFlag(queue), ...read])
+      assert.equal(dry.run_id, undefined)
+    })
+
     test('dlq redrive --to sandbox, --max, --rate, and the redrive alias', async (t) => {
       if (!(await ready(t))) return
       const queue = uniqueQueue('sandbox')

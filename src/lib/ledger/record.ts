@@ -85,7 +85,8 @@ export async function recordRun<T>(info: RunInfo, work: (run: Run) => Promise<T>
       attempt(options.warn, `record the end of run ${run.id}`, () => ledger.end(run.id, {endedAt: Date.now(), outcome, exitCode, error, counts: tally.counts, ids: run.ids(tally.ids)}))
     }
     attempt(options.warn, 'close the ledger', () => ledger.close())
-    if (started) options.log?.(`recorded as run ${run.id} (bq runs show ${run.id.slice(0, 8)})`)
+    // A failed run's one line is its error (the ledger has it all the same).
+    if (started && outcome === 'ok') options.log?.(`recorded as run ${run.id} (bq runs show ${run.id.slice(0, 8)})`)
   }
   try {
     const result = await work(run)

@@ -100,7 +100,7 @@ export class LedgerStore {
     try {
       db.pragma('journal_mode = WAL')
       // Short: a busy ledger must not hold up the broker operation (a failed write is a warning).
-      db.pragma('busy_timeout = 1000')
+      db.pragma('busy_timeout = 2000')
       db.exec(SCHEMA)
     } catch (error) {
       db.close()
