@@ -8,7 +8,7 @@ import type {RunRow} from './store.js'
 export function readLedger<T>(read: (store: LedgerStore) => T, empty: T): T {
   const path = ledgerPath()
   if (!existsSync(path)) return empty
-  const store = LedgerStore.open(path, false)
+  const store = LedgerStore.open(path, {create: false})
   try {
     return read(store)
   } finally {

@@ -10,7 +10,7 @@ import {hostname, userInfo} from 'node:os'
 
 import {redactUrl} from '../brokers/shared/redact.js'
 import {describeError, outcomeOf} from '../errors.js'
-import {LedgerStore, ledgerPath} from './store.js'
+import {LedgerStore, explicitLedger, ledgerPath} from './store.js'
 
 export interface RunInfo {
   /** The command as typed after `bq`: `dlq redrive`, `replay`. */
@@ -103,7 +103,7 @@ export async function recordRun<T>(info: RunInfo, work: (run: Run) => Promise<T>
 function openLedger(warn: (text: string) => void): LedgerStore | undefined {
   const path = ledgerPath()
   try {
-    return LedgerStore.open(path, true)
+    return LedgerStore.open(path, {create: true, createDirectory: explicitLedger() === undefined})
   } catch (error) {
     warn(`cannot open the run ledger ${path} (${describeError(error)}): this run is not recorded`)
     return undefined

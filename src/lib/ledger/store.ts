@@ -86,16 +86,26 @@ export interface RunEndRow {
 
 /** Where the ledger lives: $BQ_LEDGER, else the embedded store's default file. */
 export function ledgerPath(env: NodeJS.ProcessEnv = process.env): string {
+  return explicitLedger(env) ?? join(dataDir(env), 'bq', 'queues.db')
+}
+
+/** $BQ_LEDGER when set (and not empty). */
+export function explicitLedger(env: NodeJS.ProcessEnv = process.env): string | undefined {
   const explicit = env.BQ_LEDGER
-  return explicit !== undefined && explicit !== '' ? explicit : join(dataDir(env), 'bq', 'queues.db')
+  return explicit !== undefined && explicit !== '' ? explicit : undefined
 }
 
 export class LedgerStore {
   private constructor(private readonly db: Database.Database) {}
 
-  /** `create`: make the file (and its directory) when missing; reading a ledger never does. */
-  static open(path: string, create: boolean): LedgerStore {
-    if (create) mkdirSync(dirname(path), {recursive: true})
+  /**
+   * `create`: make the file when missing (reading a ledger never does); `createDirectory`: its
+   * directory too, for the default place only ($BQ_LEDGER's directory must exist: a recursive
+   * mkdir under some paths, /proc among them, never returns on Node 20).
+   */
+  static open(path: string, options: {create: boolean; createDirectory?: boolean}): LedgerStore {
+    const {create, createDirectory = false} = options
+    if (create && createDirectory) mkdirSync(dirname(path), {recursive: true})
     const db = new Database(path, {fileMustExist: !create})
     try {
       db.pragma('journal_mode = WAL')

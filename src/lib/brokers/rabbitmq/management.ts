@@ -93,7 +93,7 @@ export class RabbitManagement {
       response = await fetch(this.base + path, {headers: {authorization: this.authorization, accept: 'application/json'}, signal: AbortSignal.timeout(TIMEOUT_MS)})
     } catch (error) {
       const cause = (error as {cause?: {code?: string; message?: string}}).cause
-      const reason = cause?.code ?? scrubSecrets(cause?.message ?? describeError(error), this.secrets)
+      const reason = cause?.code === 'ECONNREFUSED' ? 'connection refused' : (error as Error).name === 'TimeoutError' ? `no answer within ${TIMEOUT_MS / 1000} s` : scrubSecrets(cause?.message ?? describeError(error), this.secrets)
       throw new BqError(`AMQP cannot list queues, and the RabbitMQ management API at ${this.base} did not answer (${reason}): ${advice}`, {code: 'cannot-list-queues', cause: error})
     }
     if (response.status === 401 || response.status === 403) {
