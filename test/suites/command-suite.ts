@@ -352,8 +352,8 @@ export function commandSuite(broker: BrokerCase): void {
       const peek = await json(['peek', queue, '-b', broker.url(), '--headers', ...read])
       const headers = (peek.messages as Array<{headers: Record<string, unknown>}>)[0].headers
       // Redis frames a bare envelope only for headers it carries anyway: this one had none.
-      // (Some bindings nest their application headers, as RabbitMQ's `headers` property.)
-      if (capabilities().headers && broker.name !== 'redis') assert.match(JSON.stringify(headers), new RegExp(`"bq-run-id":"${runId}"`))
+      // (Some bindings nest or type their headers: RabbitMQ's `headers` property, SQS's {DataType, StringValue}.)
+      if (capabilities().headers && broker.name !== 'redis') assert.match(JSON.stringify(headers), new RegExp(`"bq-run-id":(\\{[^}]*)?"${runId}"`))
       // A dry run is not recorded.
       const dry = await json(['dlq', 'redrive', queue, '--dry-run', '-b', broker.url(), ...dlqFlag(queue), ...read])
       assert.equal(dry.run_id, undefined)
