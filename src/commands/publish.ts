@@ -60,7 +60,7 @@ Exit status: 0 when every message was published, 1 when publishing failed (the i
     return withBroker(flags.broker, (adapter) => {
       const info = {command: 'publish', broker: adapter.displayUrl, target: flags.queue, selection: {urn: args.urn, count: flags.count, delay_ms: flags.delay ?? null}, reason: flags.reason}
       const tally = (result: unknown): RunTally => (isPublishResult(result) ? {counts: {published: result.ids.length}, ids: {published: result.ids}} : {})
-      return recordRun(info, async (run) => ({...(await this.publish(adapter, options)), run_id: run.id}), {warn: (text) => this.warn(text), tally, log: json ? undefined : (line) => this.logToStderr(line)})
+      return recordRun(info, async (run) => ({...(await this.publish(adapter, options)), ...(run.recorded ? {run_id: run.id} : {})}), {warn: (text) => this.warn(text), tally, log: json ? undefined : (line) => this.logToStderr(line)})
     }, {timeoutSeconds: flags.timeout})
   }
 

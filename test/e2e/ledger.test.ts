@@ -72,6 +72,7 @@ describe('the run ledger', () => {
     const output = jsonOutput(result.stdout)
     assert.ok(output.ok)
     assert.match(output.warnings.join('\n'), /cannot open the run ledger .*this run is not recorded/)
+    assert.equal(output.ok && (output.result as {run_id?: string}).run_id, undefined, 'no id of a run the ledger does not hold')
     assert.ok(!hasStackTrace(result.stderr), result.stderr)
   })
 })

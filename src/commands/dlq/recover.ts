@@ -20,7 +20,7 @@ export default class DlqRecover extends BqCommand {
     timeout: sharedFlags.timeout,
   }
 
-  async run(): Promise<{dlq: string; broker: string; recovered: number; run_id: string}> {
+  async run(): Promise<{dlq: string; broker: string; recovered: number; run_id?: string}> {
     const {args, flags} = await this.parse(DlqRecover)
     const dlq = dlqName(args.queue, flags.dlq)
     const json = this.jsonEnabled()
@@ -30,7 +30,7 @@ export default class DlqRecover extends BqCommand {
       return recordRun(info, async (run) => {
         const recovered = await adapter.recover(dlq)
         if (!json) this.log(`${recovered} message${recovered === 1 ? '' : 's'} returned to ${dlq} on ${adapter.displayUrl}`)
-        return {dlq, broker: adapter.displayUrl, recovered, run_id: run.id}
+        return {dlq, broker: adapter.displayUrl, recovered, ...(run.recorded ? {run_id: run.id} : {})}
       }, {warn: (text) => this.warn(text), tally, log: json ? undefined : (line) => this.logToStderr(line)})
     }, {timeoutSeconds: flags.timeout})
   }

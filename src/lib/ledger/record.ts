@@ -49,7 +49,8 @@ export class Run {
   readonly id = randomUUID()
   private readonly touched: Record<string, string[]> = {}
 
-  constructor(readonly recorded: boolean) {}
+  /** The ledger holds this run (false for a dry run, or when the ledger could not be written). */
+  recorded = false
 
   /** Notes a message id by what happened to it (`moved`, `published`, `deleted`). */
   note(what: string, id: string): void {
@@ -65,8 +66,8 @@ export class Run {
 }
 
 export async function recordRun<T>(info: RunInfo, work: (run: Run) => Promise<T>, options: RecordOptions): Promise<T> {
-  const run = new Run(info.dryRun !== true)
-  if (!run.recorded) return work(run)
+  const run = new Run()
+  if (info.dryRun === true) return work(run)
   const ledger = openLedger(options.warn)
   let started = false
   if (ledger !== undefined) {
@@ -78,6 +79,8 @@ export async function recordRun<T>(info: RunInfo, work: (run: Run) => Promise<T>
       }),
     )
   }
+  // Only a recorded run stamps its id on copies: a header must lead to a run `bq runs show` knows.
+  run.recorded = started
   const finish = (outcome: string, exitCode: number, result: unknown, error?: string) => {
     if (ledger === undefined) return
     if (started) {

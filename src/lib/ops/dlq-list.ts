@@ -73,10 +73,16 @@ export async function listDlqs(adapter: BrokerAdapter, request: DlqListRequest):
     }
     if (refusal !== undefined && depth > 0) summary.not_sampled = refusal
     if (refusal === undefined && depth > 0) await sample(adapter, summary, request.sampleLimit)
-    if (summary.original_queues.length === 0) summary.original_queues = listed.nativeDeadLetterFor ?? [listed.queue.replace(DLQ_NAME, '$1').replace(/^\.fifo$/, '')].filter((q) => q !== '' && q !== listed.queue)
+    if (summary.original_queues.length === 0) summary.original_queues = listed.nativeDeadLetterFor ?? originByName(listed.queue)
     summaries.push(summary)
   }
   return summaries
+}
+
+/** The queue a DLQ's name says it serves: `orders.dlq` → `orders`, `orders-dlq.fifo` → `orders.fifo`. */
+function originByName(dlq: string): string[] {
+  const base = dlq.replace(DLQ_NAME, '$1')
+  return base === dlq || base === '' || base === '.fifo' ? [] : [base]
 }
 
 /** Reads up to `limit` messages of the DLQ with the adapter's (true-peek) browse and fills the figures in. */
