@@ -29,11 +29,24 @@ ensure_redis() {
 }
 
 ensure_rabbitmq() {
-  if port_open 5672; then echo "services: rabbitmq already running on 5672"; return; fi
-  command -v rabbitmq-server >/dev/null || { echo "services: rabbitmq-server is not installed (apt-get install rabbitmq-server)" >&2; exit 1; }
-  rabbitmq-server -detached
-  wait_port rabbitmq 5672 90
-  echo "services: started rabbitmq on 5672"
+  if port_open 5672; then
+    echo "services: rabbitmq already running on 5672"
+  else
+    command -v rabbitmq-server >/dev/null || { echo "services: rabbitmq-server is not installed (apt-get install rabbitmq-server)" >&2; exit 1; }
+    rabbitmq-server -detached
+    wait_port rabbitmq 5672 90
+    echo "services: started rabbitmq on 5672"
+  fi
+  ensure_rabbitmq_management
+}
+
+# bq dlq ls lists RabbitMQ queues through the management HTTP API (AMQP cannot list them).
+# Enabling an enabled plugin is a no-op, so this runs every time.
+ensure_rabbitmq_management() {
+  if port_open 15672; then echo "services: rabbitmq management already on 15672"; return; fi
+  rabbitmq-plugins enable rabbitmq_management >/dev/null
+  wait_port "rabbitmq management" 15672 60
+  echo "services: enabled rabbitmq management on 15672"
 }
 
 case "${1:-start}" in
@@ -45,7 +58,7 @@ case "${1:-start}" in
     if [ -n "$java_brokers" ]; then bash test/brokers/brokers.sh start $java_brokers; fi
     ;;
   status)
-    for p in 6379 5672; do if port_open $p; then echo "127.0.0.1:$p open"; else echo "127.0.0.1:$p closed"; fi; done
+    for p in 6379 5672 15672; do if port_open $p; then echo "127.0.0.1:$p open"; else echo "127.0.0.1:$p closed"; fi; done
     bash test/brokers/brokers.sh status
     ;;
   *) echo "usage: $0 start|status" >&2; exit 2 ;;

@@ -11,11 +11,14 @@ import ContextShow from './context/show.js'
 import ContextUse from './context/use.js'
 import DlqEdit from './dlq/edit.js'
 import DlqInspect from './dlq/inspect.js'
+import DlqLs from './dlq/ls.js'
 import DlqRecover from './dlq/recover.js'
 import DlqRedrive from './dlq/redrive.js'
 import Peek from './peek.js'
 import Publish from './publish.js'
 import Replay from './replay.js'
+import RunsList from './runs/list.js'
+import RunsShow from './runs/show.js'
 import Validate from './validate.js'
 
 export const COMMANDS = {
@@ -26,10 +29,13 @@ export const COMMANDS = {
   'context:use': ContextUse,
   'dlq:edit': DlqEdit,
   'dlq:inspect': DlqInspect,
+  'dlq:ls': DlqLs,
   'dlq:recover': DlqRecover,
   'dlq:redrive': DlqRedrive,
   peek: Peek,
   publish: Publish,
   replay: Replay,
+  'runs:list': RunsList,
+  'runs:show': RunsShow,
   validate: Validate,
 }

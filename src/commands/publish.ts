@@ -9,6 +9,8 @@ import {sharedFlags} from '../lib/cli/flags.js'
 import {stopOnInterrupt} from '../lib/cli/interrupt.js'
 import {readInputFile, readStdinIfPiped} from '../lib/cli/stdin.js'
 import {BqError, InterruptedError, UsageError} from '../lib/errors.js'
+import {recordRun} from '../lib/ledger/record.js'
+import type {RunTally} from '../lib/ledger/record.js'
 import {publishMessages} from '../lib/ops/publish.js'
 import type {PublishOptions, PublishResult} from '../lib/ops/publish.js'
 import {startProgress} from '../lib/output/progress.js'
@@ -34,12 +36,13 @@ Exit status: 0 when every message was published, 1 when publishing failed (the i
     count: Flags.integer({char: 'c', description: 'publish this many copies, each with its own meta.id', default: 1, min: 1}),
     registry: sharedFlags.registry,
     'dry-run': sharedFlags.dryRun,
+    reason: sharedFlags.reason,
     broker: sharedFlags.broker,
     context: sharedFlags.context,
     timeout: sharedFlags.timeout,
   }
 
-  async run(): Promise<PublishResult> {
+  async run(): Promise<PublishResult & {run_id?: string}> {
     const {args, flags} = await this.parse(Publish)
     const dataText = await this.dataText(flags.data, flags['data-file'])
     const registry = flags.registry === undefined ? undefined : (await import('../lib/schema/registry.js')).SchemaRegistry.load(flags.registry)
@@ -53,7 +56,12 @@ Exit status: 0 when every message was published, 1 when publishing failed (the i
       }
       return result
     }
-    return withBroker(flags.broker, (adapter) => this.publish(adapter, options), {timeoutSeconds: flags.timeout, warn: (message) => this.warn(message)})
+    const json = this.jsonEnabled()
+    return withBroker(flags.broker, (adapter) => {
+      const info = {command: 'publish', broker: adapter.displayUrl, target: flags.queue, selection: {urn: args.urn, count: flags.count, delay_ms: flags.delay ?? null}, reason: flags.reason}
+      const tally = (result: unknown): RunTally => (isPublishResult(result) ? {counts: {published: result.ids.length}, ids: {published: result.ids}} : {})
+      return recordRun(info, async (run) => ({...(await this.publish(adapter, options)), ...(run.recorded ? {run_id: run.id} : {})}), {warn: (text) => this.warn(text), tally, log: json ? undefined : (line) => this.logToStderr(line)})
+    }, {timeoutSeconds: flags.timeout, warn: (message) => this.warn(message)})
   }
 
   /**

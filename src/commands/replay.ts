@@ -2,9 +2,10 @@ import {Args, Flags} from '@oclif/core'
 
 import {BqCommand} from '../lib/cli/base-command.js'
 import {withTargetBroker} from '../lib/cli/broker.js'
-import {selectionFlags, sharedFlags} from '../lib/cli/flags.js'
+import {selectionFlags, selectionRecord, sharedFlags} from '../lib/cli/flags.js'
 import {confirmChange} from '../lib/cli/guardrails.js'
-import {bypassWarning, runMoves} from '../lib/cli/move-run.js'
+import {bypassWarning, moveTally, noteMoved, runMoves} from '../lib/cli/move-run.js'
+import {recordRun} from '../lib/ledger/record.js'
 import type {MoveResult} from '../lib/cli/move-run.js'
 import {NotConfirmedError} from '../lib/errors.js'
 import {selectorsFromFlags} from '../lib/ops/match.js'
@@ -37,6 +38,7 @@ Exit status: 0 when every selected message was published, 3 when some were not, 
     'dry-run': sharedFlags.dryRun,
     yes: sharedFlags.yes,
     list: Flags.boolean({description: 'print one line per message (dry runs always do)'}),
+    reason: sharedFlags.reason,
     broker: sharedFlags.broker,
     context: sharedFlags.context,
     timeout: sharedFlags.timeout,
@@ -60,12 +62,19 @@ Exit status: 0 when every selected message was published, 3 when some were not, 
         const typed = flags.to ?? this.brokerContext?.name ?? ''
         await confirmChange(`Replay ${which}${flags.max > 0 ? ` (at most ${flags.max})` : ''} ${where} on ${target.displayUrl}?`, {yes: flags.yes, max: flags.max, typed, context: this.brokerContext})
       }
-      return runMoves({json, list: flags.list || flags['dry-run'], verb: 'published', log: (line) => this.logToStderr(line)}, (hooks) =>
-        replay({
-          file: args.file, target, toQueue: flags.to, selectors, max: flags.max, rate: flags.rate, bypass: flags.bypass,
-          dryRun: flags['dry-run'], asIs: flags['as-is'], newId: flags['new-id'], restoreHeaders: flags['restore-headers'], warn: (message) => this.warn(message), ...hooks,
-        }),
-      )
+      const log = (line: string) => this.logToStderr(line)
+      const selection = {...selectionRecord(flags), max: flags.max, to: flags.to ?? null, as_is: flags['as-is'], new_id: flags['new-id'], bypass: flags.bypass}
+      const info = {command: 'replay', broker: target.displayUrl, source: args.file, target: flags.to, selection, reason: flags.reason, dryRun: flags['dry-run']}
+      return recordRun(info, async (run) => {
+        const result = await runMoves({json, list: flags.list || flags['dry-run'], verb: 'published', log, onItem: noteMoved(run, 'published')}, (hooks) =>
+          replay({
+            file: args.file, target, toQueue: flags.to, selectors, max: flags.max, rate: flags.rate, bypass: flags.bypass,
+            dryRun: flags['dry-run'], asIs: flags['as-is'], newId: flags['new-id'], restoreHeaders: flags['restore-headers'],
+            runId: run.recorded ? run.id : undefined, warn: (message) => this.warn(message), ...hooks,
+          }),
+        )
+        return run.recorded ? {...result, run_id: run.id} : result
+      }, {warn: (text) => this.warn(text), tally: moveTally, log: json ? undefined : log})
     }, {timeoutSeconds: flags.timeout, warn: (message) => this.warn(message)})
   }
 }

@@ -18,6 +18,8 @@ export const ExitCode = {
   partial: 3,
   /** The broker could not be reached, or refused the credentials. */
   connection: 4,
+  /** An alert fired: `bq dlq ls --fail-above` or `--max-age` found a DLQ past its threshold. */
+  alert: 5,
   /** Hung up (SIGHUP, 128 + 1): stopped as for Ctrl-C; what was in flight is reported. */
   hangup: 129,
   /** Interrupted (SIGINT, Ctrl-C, 128 + 2); what was in flight is reported. */
@@ -107,6 +109,14 @@ export class PartialError extends BqError {
   constructor(message: string, report: unknown) {
     super(message, {exitCode: ExitCode.partial, code: 'partial', result: report, reported: true})
     this.name = 'PartialError'
+  }
+}
+
+/** `bq dlq ls` found a DLQ past --fail-above or --max-age: exit 5, with the full listing. */
+export class AlertError extends BqError {
+  constructor(message: string, report: unknown) {
+    super(message, {exitCode: ExitCode.alert, code: 'alert', result: report})
+    this.name = 'AlertError'
   }
 }
 

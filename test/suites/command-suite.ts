@@ -49,6 +49,11 @@ export interface BrokerCase {
    * The refusal without it is tested in the broker's own delivery-cost tests.
    */
   redriveFlags?: string[]
+  /**
+   * The broker cannot list its queues (bq's Service Bus test server has no management API):
+   * `bq dlq ls` must say so, in one line, with exit 1.
+   */
+  cannotListQueues?: boolean
 }
 
 /**
@@ -246,6 +251,47 @@ export function commandSuite(broker: BrokerCase): void {
       assert.equal(await depth(broker.url(), sub(queue, 'dlq')), 5, 'inspect consumed nothing')
     })
 
+    test('dlq ls lists the DLQ with depth, failure span, reasons and original queue; --fail-above and --max-age exit 5', async (t) => {
+      if (!(await ready(t))) return
+      const queue = uniqueQueue('dlqls')
+      const dlq = sub(queue, 'dlq')
+      assert.equal((await runBq(['replay', dlqExport(queue), '--as-is', '--to', dlq, '--yes', '-b', broker.url()])).code, 0)
+      const only = ['--match', `${queue}*`]
+      if (broker.cannotListQueues) {
+        const refused = await runBq(['dlq', 'ls', '-b', broker.url(), ...only])
+        assert.equal(refused.code, 1, refused.stderr)
+        assert.match(refused.stderr, /^Error: cannot list the entities .*management/)
+        assert.equal(refused.stderr.trim().split('\n').length, 1, refused.stderr)
+        return
+      }
+      const listing = await json(['dlq', 'ls', '-b', broker.url(), ...only])
+      const dlqs = listing.dlqs as Array<Record<string, unknown>>
+      assert.deepEqual(dlqs.map((d) => [d.dlq, d.kind, d.depth]), [[dlq, 'convention', 4]])
+      assert.deepEqual(dlqs[0].original_queues, [queue])
+      const sampled = capabilities().truePeek && capabilities().receiveSideEffects !== true
+      if (sampled) {
+        assert.equal(dlqs[0].sampled, 4)
+        assert.equal(dlqs[0].oldest_failed_at, new Date(1764489660000).toISOString())
+        assert.deepEqual(dlqs[0].top_reasons, [{reason: 'failed', count: 3}, {reason: 'unknown_urn', count: 1}])
+      } else {
+        assert.equal(dlqs[0].sampled, 0)
+        assert.match(dlqs[0].not_sampled as string, /no true peek/)
+      }
+      const human = await runBq(['dlq', 'list', '-b', broker.url(), ...only])
+      assert.equal(human.code, 0, human.stderr)
+      assert.match(human.stdout, new RegExp(`^${dlq.replaceAll('.', '\\.')}\tconvention\t4\t`, 'm'))
+      const full = await runBq(['dlq', 'ls', '-b', broker.url(), ...only, '--fail-above', '3', '--json'])
+      assert.equal(full.code, 5, full.stderr)
+      const output = jsonOutput(full.stdout)
+      assert.equal(!output.ok && output.error.code, 'alert')
+      assert.equal(((output as {result?: {alerts: unknown[]}}).result?.alerts ?? []).length, 1)
+      assert.equal((await runBq(['dlq', 'ls', '-b', broker.url(), ...only, '--fail-above', '4'])).code, 0)
+      const aged = await runBq(['dlq', 'ls', '-b', broker.url(), ...only, '--max-age', '1h'])
+      if (sampled) assert.equal(aged.code, 5, aged.stderr)
+      else assert.match(aged.stderr, /--max-age cannot judge/)
+      assert.equal(await depth(broker.url(), dlq), 4, 'dlq ls consumed nothing')
+    })
+
     test('dlq redrive: dry run changes nothing; --yes needed; selected move byte-exact; the rest stay in order', async (t) => {
       if (!(await ready(t))) return
       const queue = uniqueQueue('redrive')
@@ -326,6 +372,37 @@ export function commandSuite(broker: BrokerCase): void {
       assert.equal(bad.code, 2)
       assert.equal(bad.stderr, 'Error: --where: column 15: Unexpected character: = (in: data.currency = "USD")\n')
       assert.equal(await depth(broker.url(), dlq), 3)
+    })
+
+    test('a redrive is recorded in the run ledger (bq runs show) with its reason and ids; its copy carries bq-run-id where the broker has headers', async (t) => {
+      if (!(await ready(t))) return
+      const queue = uniqueQueue('ledger')
+      const dlq = sub(queue, 'dlq')
+      await runBq(['replay', dlqExport(queue), '--as-is', '--to', dlq, '--yes', '-b', broker.url()])
+      const run = await json(['dlq', 'redrive', queue, '--select', 'reason=unknown_urn', '--reason', 'INC-7 schema deployed', '--yes', '-b', broker.url(), ...dlqFlag(queue), ...consent])
+      const runId = run.run_id as string
+      assert.match(runId, /^[0-9a-f-]{36}$/)
+      const shown = await json(['runs', 'show', runId.slice(0, 13)])
+      assert.equal(shown.id, runId)
+      assert.equal(shown.command, 'dlq redrive')
+      assert.equal(shown.outcome, 'ok')
+      assert.equal(shown.reason, 'INC-7 schema deployed')
+      assert.equal(shown.source, dlq)
+      assert.deepEqual(shown.ids, {moved: ['4a1f9c2e-7b3d-4e6a-8f10-2c4d6e8fa003']})
+      assert.equal((shown.counts as {redriven: number}).redriven, 1)
+      assert.deepEqual(shown.selection, {select: ['reason=unknown_urn'], max: 0, to: null})
+      // The broker and the command line as recorded: no password.
+      assert.doesNotMatch(`${shown.broker as string} ${shown.command_line as string}`, /guest:guest|bq:bq@|SharedAccessKey=(?!\*\*\*)/)
+      const listed = await json(['runs', 'list', '--limit', '50'])
+      assert.ok((listed.runs as Array<{id: string}>).some((r) => r.id === runId))
+      const peek = await json(['peek', queue, '-b', broker.url(), '--headers', ...read])
+      const headers = (peek.messages as Array<{headers: Record<string, unknown>}>)[0].headers
+      // Redis frames a bare envelope only for headers it carries anyway: this one had none.
+      // (Some bindings nest or type their headers: RabbitMQ's `headers` property, SQS's {DataType, StringValue}.)
+      if (capabilities().headers && broker.name !== 'redis') assert.match(JSON.stringify(headers), new RegExp(`"bq-run-id":(\\{[^}]*)?"${runId}"`))
+      // A dry run is not recorded.
+      const dry = await json(['dlq', 'redrive', queue, '--dry-run', '-b', broker.url(), ...dlqFlag(queue), ...read])
+      assert.equal(dry.run_id, undefined)
     })
 
     test('dlq redrive --to sandbox, --max, --rate, and the redrive alias', async (t) => {

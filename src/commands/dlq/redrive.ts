@@ -4,9 +4,10 @@ import {BqCommand} from '../../lib/cli/base-command.js'
 import {requireReceiveConsent, withBrokers} from '../../lib/cli/broker.js'
 import {redriveQuestion} from '../../lib/cli/confirm.js'
 import {dlqName} from '../../lib/cli/dlq-name.js'
-import {selectionFlags, sharedFlags} from '../../lib/cli/flags.js'
+import {selectionFlags, selectionRecord, sharedFlags} from '../../lib/cli/flags.js'
 import {confirmChange} from '../../lib/cli/guardrails.js'
-import {bypassWarning, runMoves} from '../../lib/cli/move-run.js'
+import {bypassWarning, moveTally, noteMoved, runMoves} from '../../lib/cli/move-run.js'
+import {recordRun} from '../../lib/ledger/record.js'
 import type {MoveResult} from '../../lib/cli/move-run.js'
 import {selectorsFromFlags} from '../../lib/ops/match.js'
 import {checkDeliveryCost, redrive} from '../../lib/ops/redrive.js'
@@ -42,6 +43,7 @@ Exit status: 0 when every selected message moved, 3 when some did not, 2 for usa
     patch: Flags.string({description: 'apply this JSON Patch (RFC 6902) file to every selected message before the reset: writes to /data and /meta/... only; a message it fails on stays on the DLQ, reported failed'}),
     list: Flags.boolean({description: 'print one line per message (dry runs always do)'}),
     receive: sharedFlags.receive,
+    reason: sharedFlags.reason,
     'accept-delivery-cost': Flags.boolean({description: 'on a queue that counts deliveries toward a limit, accept that each message the redrive leaves behind costs one delivery'}),
     broker: sharedFlags.broker,
     context: sharedFlags.context,
@@ -73,9 +75,15 @@ Exit status: 0 when every selected message moved, 3 when some did not, 2 for usa
         if (depth > 0) await confirmChange(question, {yes: flags.yes, max: flags.max, typed: dlq, context: this.brokerContext})
       }
       const total = depth === undefined ? undefined : flags.max > 0 && selectors.length === 0 ? Math.min(depth, flags.max) : depth
-      return runMoves({json, list: flags.list || flags['dry-run'], verb: 'moved', log: (line) => this.logToStderr(line), total}, (hooks) =>
-        redrive({source, target, dlq, toQueue: flags.to, selectors, max: flags.max, rate: flags.rate, bypass: flags.bypass, dryRun: flags['dry-run'], acceptDeliveryCost, transform, ...hooks}),
-      )
+      const log = (line: string) => this.logToStderr(line)
+      const selection = {...selectionRecord(flags), ...(flags.patch === undefined ? {} : {patch: flags.patch}), max: flags.max, to: flags.to ?? null, bypass: flags.bypass}
+      const info = {command: 'dlq redrive', broker: source.displayUrl, targetBroker: target === source ? undefined : target.displayUrl, source: dlq, target: flags.to, selection, reason: flags.reason, dryRun: flags['dry-run']}
+      return recordRun(info, async (run) => {
+        const result = await runMoves({json, list: flags.list || flags['dry-run'], verb: 'moved', log, total, onItem: noteMoved(run)}, (hooks) =>
+          redrive({source, target, dlq, toQueue: flags.to, selectors, max: flags.max, rate: flags.rate, bypass: flags.bypass, dryRun: flags['dry-run'], acceptDeliveryCost, transform, runId: run.recorded ? run.id : undefined, ...hooks}),
+        )
+        return run.recorded ? {...result, run_id: run.id} : result
+      }, {warn: (text) => this.warn(text), tally: moveTally, log: json ? undefined : log})
     }, {timeoutSeconds: flags.timeout, warn: (message) => this.warn(message)})
   }
 }

@@ -100,6 +100,11 @@ export interface OutgoingMessage {
    * bookkeeping. Adapters write them where the binding has a header channel (Redis: the frame).
    */
   appHeaders?: Record<string, string>
+  /**
+   * The ledger id of the run publishing this copy (a redrive or replay): written as `bq-run-id`
+   * where the binding has headers, outside the body (the envelope bytes stay as they are).
+   */
+  runId?: string
 }
 
 /** A message as found on the broker. */
@@ -210,6 +215,12 @@ export interface BrokerAdapter {
    */
   recover(queue: string): Promise<number>
   /**
+   * Every queue (topic, entity) on the broker, for `bq dlq ls`; bq's own bookkeeping keys are not
+   * queues. Throws a BqError saying why where the broker offers no way to list (RabbitMQ without
+   * its management API).
+   */
+  listQueues(): Promise<ListedQueue[]>
+  /**
    * Queues that belong to this one by its binding's convention (Kafka's SDK-owned retry tiers
    * `<topic>.retry.<n>` next to `<topic>.dlq`), for `bq dlq inspect`. Optional.
    */
@@ -245,6 +256,17 @@ export interface DeliveryCost {
   limit?: number
   /** How to look at the queue without that cost, when the broker offers a way (one clause). */
   alternative?: string
+}
+
+/** A queue as BrokerAdapter.listQueues finds it. */
+export interface ListedQueue {
+  queue: string
+  /**
+   * The broker's own dead-letter facility puts messages here (an SQS RedrivePolicy target, a
+   * Service Bus `$DeadLetterQueue` sub-queue, an Artemis dead-letter address, a RabbitMQ
+   * dead-letter-exchange target): the queues it takes them from, where the broker says.
+   */
+  nativeDeadLetterFor?: string[]
 }
 
 export interface RelatedQueue {

@@ -22,6 +22,7 @@ export const sharedFlags = {
   where: Flags.string({char: 'w', description: 'a CEL expression over data.*, meta.*, attempts, dead_letter.*, job, trace_id and headers["name"]; only messages for which it is true (an error on a message = no match; README "Selecting messages")', helpGroup: 'SELECT'}),
   since: Flags.string({description: 'only messages from this time on: ISO 8601, Unix ms, or a duration ago (30m, 2h, 7d); failed_at on dlq commands, the enqueue time on peek (README "Selecting messages")', helpGroup: 'SELECT'}),
   until: Flags.string({description: 'only messages before this time (same forms as --since)', helpGroup: 'SELECT'}),
+  reason: Flags.string({description: 'why this run is made: recorded with it in the run ledger (bq runs show)'}),
   registry: Flags.string({char: 'r', description: 'babelqueue-registry registry.json with per-URN data schemas'}),
   // With --registry, output masks the x-gdpr-sensitive data fields (ops/mask.ts); this shows them.
   unmask: Flags.boolean({description: 'with --registry: show the data fields the registry marks x-gdpr-sensitive in clear (masked by default)', dependsOn: ['registry']}),
@@ -48,4 +49,10 @@ export function refuseEmptyNames(flags: Record<string, unknown>): void {
     const value = flags[name]
     if (typeof value === 'string' && value.trim() === '') throw new UsageError(`--${name} is empty (an unset shell variable?): name a ${name === 'context' ? 'context' : name.includes('broker') ? 'broker' : 'queue'}; nothing was done`)
   }
+}
+
+/** The selection flags as the run ledger records them: --select always, the others when given. */
+export function selectionRecord(flags: {select?: string[]; where?: string; since?: string; until?: string}): Record<string, unknown> {
+  const given = Object.entries({where: flags.where, since: flags.since, until: flags.until}).filter(([, value]) => value !== undefined)
+  return {select: flags.select ?? [], ...Object.fromEntries(given)}
 }

@@ -5,9 +5,10 @@ import type {RedriveItem, RedriveReport} from '../ops/redrive.js'
 import {startProgress} from '../output/progress.js'
 import {itemPrinter, summaryLine} from '../output/redrive-report.js'
 import {OutputWriter} from '../output/writer.js'
+import type {Run, RunTally} from '../ledger/record.js'
 import {stopOnInterrupt} from './interrupt.js'
 
-export type MoveResult = RedriveReport & {items: RedriveItem[]}
+export type MoveResult = RedriveReport & {items: RedriveItem[]; /** The run ledger id (bq runs show), when the run was recorded. */ run_id?: string}
 
 /**
  * What redrive and replay share around their engines: Ctrl-C, SIGTERM or SIGHUP stops after the
@@ -17,7 +18,7 @@ export type MoveResult = RedriveReport & {items: RedriveItem[]}
  * prints under --json.
  */
 export async function runMoves(
-  options: {json: boolean; list: boolean; verb: string; log: (line: string) => void; total?: number},
+  options: {json: boolean; list: boolean; verb: string; log: (line: string) => void; total?: number; onItem?: (item: RedriveItem) => void},
   run: (hooks: {onItem: (item: RedriveItem) => void; stopRequested: () => boolean}) => Promise<RedriveReport>,
 ): Promise<MoveResult> {
   // The progress line first: on a signal it clears itself before the interrupt's message.
@@ -46,6 +47,7 @@ export async function runMoves(
       stopRequested: interrupt.requested,
       onItem: (item) => {
         if (options.json) items.push(item)
+        options.onItem?.(item)
         print(item)
         if (listing) flushSoon()
         counts.examined++
@@ -74,6 +76,19 @@ export async function runMoves(
   } finally {
     progress.stop()
     interrupt.dispose()
+  }
+}
+
+/** What the run ledger keeps of a redrive or replay report (its counts; the ids are noted item by item). */
+export function moveTally(result: unknown): RunTally {
+  if (typeof result !== 'object' || result === null || !('counts' in result)) return {}
+  return {counts: {...(result as RedriveReport).counts}}
+}
+
+/** Notes each message a run moved in the ledger's run (for runMoves' onItem). */
+export function noteMoved(run: Run, what = 'moved'): (item: RedriveItem) => void {
+  return (item) => {
+    if (item.outcome === 'redriven' && item.id !== null) run.note(what, item.id)
   }
 }
 

@@ -43,3 +43,6 @@ export interface NativeFields {
 
 /** The out-of-band replay marker (spec-redrive-and-replay.md, ADR-0027). */
 export const REPLAY_BYPASS_HEADER = 'bq-replay-bypass'
+
+/** The bq run (its ledger id, `bq runs show`) that redrove or replayed a message: a consumer's logs lead back to it. */
+export const RUN_ID_HEADER = 'bq-run-id'

@@ -64,6 +64,8 @@ export interface RedriveRequest {
   rate?: number
   bypass: boolean
   dryRun: boolean
+  /** The ledger id of this run, stamped on each copy as `bq-run-id` where the binding has headers. */
+  runId?: string
   /** The most messages per batch (default 500); fewer when the messages are large (see BATCH_BYTES). */
   batchSize?: number
   /** Called for every message as its outcome is decided (for --json items and progress). */
@@ -303,7 +305,7 @@ export async function redrive(request: RedriveRequest): Promise<RedriveReport> {
       fields.attempts = 0
       const group = groups.get(queue) ?? []
       // Only what the report needs is kept until the move: the view and its tree die young.
-      const outgoing: OutgoingMessage = {body, fields, bypass: request.bypass, republish: true}
+      const outgoing: OutgoingMessage = {body, fields, bypass: request.bypass, republish: true, ...(request.runId === undefined ? {} : {runId: request.runId})}
       // The message's own headers (traceparent and the like) travel with it, to this broker or another.
       if (message.appHeaders !== undefined && Object.keys(message.appHeaders).length > 0) outgoing.appHeaders = message.appHeaders
       group.push({message, about: aboutOf(view), outgoing})

@@ -27,6 +27,8 @@ export interface ReplayRequest {
   rate?: number
   bypass: boolean
   dryRun: boolean
+  /** The ledger id of this run, stamped on each copy as `bq-run-id` where the binding has headers. */
+  runId?: string
   /** Copy bytes verbatim: no reset, no new id (restoring a backup). */
   asIs: boolean
   /** Mint a fresh meta.id per message, keeping trace_id. */
@@ -64,8 +66,9 @@ export async function replay(request: ReplayRequest): Promise<RedriveReport> {
     const view = viewOf(message, BODY_ATTEMPTS)
     // Only what an export line recorded, and only when asked for; none is an absent field, not {}.
     const restored = request.restoreHeaders && appHeaders !== undefined && Object.keys(appHeaders).length > 0 ? {appHeaders} : {}
+    const stamp = request.runId === undefined ? {} : {runId: request.runId}
     if (!view.envelope) {
-      if (request.asIs && request.toQueue) return queue(view, request.toQueue, {body, fields: null, bypass: request.bypass, republish: true, ...restored})
+      if (request.asIs && request.toQueue) return queue(view, request.toQueue, {body, fields: null, bypass: request.bypass, republish: true, ...restored, ...stamp})
       return emit(view, 'poison', null, `${where}: ${view.decodeError}`)
     }
     if (!matchesAll(view, request.selectors)) return emit(view, 'skipped', null)
@@ -79,7 +82,7 @@ export async function replay(request: ReplayRequest): Promise<RedriveReport> {
     const replayed = envelope === view.envelope ? view : {...view, id: envelope.id}
     // A copy keeps its meta.id unless --new-id minted one, so brokers that deduplicate by it must not drop it.
     const republish = request.asIs || !request.newId
-    queue(replayed, target, {body: request.asIs ? body : envelope.toBuffer(), fields: fieldsOf(envelope), bypass: request.bypass, republish, ...restored})
+    queue(replayed, target, {body: request.asIs ? body : envelope.toBuffer(), fields: fieldsOf(envelope), bypass: request.bypass, republish, ...restored, ...stamp})
   }
   const queue = (view: MessageView, target: string, outgoing: OutgoingMessage) => {
     planned++

@@ -14,7 +14,7 @@ import {closeRawSqs, deleteQueuesByPrefix, queueUrl, rawSqs, sqsAvailable, sqsUr
 import {commandSuite} from '../../suites/command-suite.js'
 
 // The suite's queues (uniqueQueue labels of command-suite.ts and this file), so ElasticMQ's heap does not fill up.
-const LABELS = ['pub', 'filter', 'dry', 'inspect', 'redrive', 'sandbox', 'bypass', 'replay', 'consent']
+const LABELS = ['pub', 'filter', 'dry', 'inspect', 'redrive', 'sandbox', 'bypass', 'replay', 'consent', 'dlqls', 'ledger']
 after(async () => {
   await deleteQueuesByPrefix(LABELS.map((label) => `bqtest-${label}-`)).catch(() => undefined)
   closeRawSqs()

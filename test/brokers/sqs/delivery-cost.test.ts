@@ -135,3 +135,18 @@ describe('sqs: a DLQ with a RedrivePolicy of its own counts receives', () => {
     assert.deepEqual(await groupsOn(queue).then((m) => m.map((x) => x.group)), ['a', 'a'])
   })
 })
+
+describe('sqs: dlq ls finds RedrivePolicy targets', () => {
+  test('a queue named as a RedrivePolicy target is a native DLQ of its source; nothing is received', async (t) => {
+    if (!(await sqsAvailable(t))) return
+    const {queue, dlq, final} = await chain(2)
+    await seed(queue, dlq, ['a'])
+    const result = await runBq(['dlq', 'ls', '--match', `${queue}*`, '-b', sqsUrl, '--json'])
+    const output = jsonOutput(result.stdout)
+    assert.ok(output.ok, result.stdout)
+    const dlqs = (output.result as {dlqs: Array<Record<string, unknown>>}).dlqs
+    assert.deepEqual(dlqs.map((d) => [d.dlq, d.kind, d.depth, d.sampled, d.original_queues]), [[dlq, 'convention', 2, 0, [queue]], [final, 'native', 0, 0, [dlq]]])
+    const counts = await rawSqs().send(new GetQueueAttributesCommand({QueueUrl: await queueUrl(dlq), AttributeNames: ['ApproximateNumberOfMessagesNotVisible']}))
+    assert.equal(counts.Attributes?.ApproximateNumberOfMessagesNotVisible, '0', 'dlq ls received nothing')
+  })
+})

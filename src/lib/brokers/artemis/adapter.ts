@@ -23,7 +23,7 @@
  *   address (`DLQ`), annotated with `x-opt-ORIG-ADDRESS`/`x-opt-ORIG-QUEUE`.
  */
 import {BqError, QueueNotFoundError, UsageError} from '../../errors.js'
-import type {BrokerAdapter, BrokerMessage, BrowseOptions, Capabilities, DrainOptions, DrainSession, OutgoingMessage} from '../adapter.js'
+import type {BrokerAdapter, BrokerMessage, BrowseOptions, Capabilities, DrainOptions, DrainSession, ListedQueue, OutgoingMessage} from '../adapter.js'
 import {AdapterBase} from '../shared/adapter-base.js'
 import {EmptyDrainSession} from '../shared/drain-guard.js'
 import {artemisBinding} from './binding.js'
@@ -54,6 +54,8 @@ export const ARTEMIS_CAPABILITIES: Capabilities = {
 const CURSOR_IDLE_MS = 30_000
 /** Messages per read when counting by browsing. */
 const COUNT_CHUNK = 1000
+/** Queues Artemis keeps for itself: management and notification plumbing, temporary reply queues. */
+const ARTEMIS_INTERNAL_QUEUE = /^(\$sys\.|activemq\.|notif\.)|^[0-9a-f]{8}-[0-9a-f]{4}-/
 
 export interface ArtemisAdapterOptions {
   /** Drain tuning, for tests and benchmarks. */
@@ -104,6 +106,41 @@ class ArtemisAdapter extends AdapterBase<ArtemisDrainSession> {
     if (cursor === undefined) return []
     const page = await cursor.read(limit)
     return page.map((message, i) => toBrokerMessage(message, String(offset + i), 'browse'))
+  }
+
+  /**
+   * The broker's queue names (management attribute `broker.queueNames`), without Artemis's own
+   * (`$sys.…`, `activemq.…`, temporary reply queues). The dead-letter address of the catch-all
+   * address settings (`#`, Artemis's default `DLQ`) marks its queue as the native DLQ.
+   */
+  async listQueues(): Promise<ListedQueue[]> {
+    this.ensureOpen('list the queues')
+    const management = await this.managementClient()
+    const refused = `cannot list the queues on ${this.displayUrl}: Artemis lists queues only through its management API, and this user may not use it (give it the "manage" permission on activemq.management)`
+    if (management === undefined) throw new BqError(refused, {code: 'cannot-list-queues'})
+    const names = await management.attribute('broker', 'queueNames').catch((error: unknown) => {
+      if (error instanceof BqError && error.code === 'management-refused') throw new BqError(refused, {code: 'cannot-list-queues', cause: error})
+      throw error
+    })
+    if (!names.ok || !Array.isArray(names.value)) throw new BqError(`${refused}: ${String(names.value)}`, {code: 'cannot-list-queues'})
+    const deadLetterAddress = await this.defaultDeadLetterAddress(management)
+    return (names.value as unknown[])
+      .filter((name): name is string => typeof name === 'string' && !ARTEMIS_INTERNAL_QUEUE.test(name))
+      .sort()
+      .map((queue) => (queue === deadLetterAddress ? {queue, nativeDeadLetterFor: []} : {queue}))
+  }
+
+  /** The `deadLetterAddress` of the `#` address settings; undefined when there is none or it cannot be read. */
+  private async defaultDeadLetterAddress(management: ArtemisManagement): Promise<string | undefined> {
+    const reply = await management.invoke('broker', 'getAddressSettingsAsJSON', ['#']).catch(() => undefined)
+    if (reply?.ok !== true || typeof reply.value !== 'string') return undefined
+    try {
+      const settings = JSON.parse(reply.value) as {DLA?: unknown; deadLetterAddress?: unknown}
+      const address = settings.DLA ?? settings.deadLetterAddress
+      return typeof address === 'string' && address !== '' ? address : undefined
+    } catch {
+      return undefined
+    }
   }
 
   async count(queue: string): Promise<number> {

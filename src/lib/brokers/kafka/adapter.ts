@@ -14,7 +14,7 @@
  */
 import type {Timeouts} from '../shared/timeouts.js'
 import {QueueNotFoundError, UsageError} from '../../errors.js'
-import type {BrokerAdapter, BrokerMessage, BrowseFrom, BrowseOptions, Capabilities, DrainOptions, DrainSession, OutgoingMessage, RelatedQueue} from '../adapter.js'
+import type {BrokerAdapter, BrokerMessage, BrowseFrom, BrowseOptions, Capabilities, DrainOptions, DrainSession, ListedQueue, OutgoingMessage, RelatedQueue} from '../adapter.js'
 import {kafkaBinding} from './binding.js'
 import {KafkaDrainSession, type DrainPartition} from './drain.js'
 import {KafkaDrainLease} from './lease.js'
@@ -195,6 +195,13 @@ export class KafkaAdapter extends AdapterBase<KafkaDrainSession> {
       lease,
       onClose: untrack,
     }))
+  }
+
+  /** Every topic but Kafka's own (`__consumer_offsets`, `__transaction_state`, …). */
+  async listQueues(): Promise<ListedQueue[]> {
+    this.ensureOpen('list the topics')
+    const names = await this.client.topicNames()
+    return names.filter((name) => !name.startsWith('__')).sort().map((queue) => ({queue}))
   }
 
   /**

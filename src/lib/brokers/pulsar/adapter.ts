@@ -20,14 +20,14 @@
  * - drain: that subscription, Exclusive by default, through the consumer endpoint (pulsar-drain.ts).
  */
 import {BqError, QueueNotFoundError, UsageError} from '../../errors.js'
-import type {BrokerAdapter, BrokerMessage, BrowseOptions, Capabilities, DrainOptions, DrainSession, OutgoingMessage} from '../adapter.js'
+import type {BrokerAdapter, BrokerMessage, BrowseOptions, Capabilities, DrainOptions, DrainSession, ListedQueue, OutgoingMessage} from '../adapter.js'
 import {AdapterBase} from '../shared/adapter-base.js'
 import {pulsarBinding} from './binding.js'
 import {PulsarAdmin} from './admin.js'
 import {CLOSE_SETTLE_MS, DRAIN_IDLE_MS, PulsarDrainSession} from './drain.js'
 import {PulsarProducer} from './producer.js'
 import {READ_IDLE_MS, ViewReader, notDueYet, takeView, toBrokerMessage} from './read.js'
-import {parsePulsarUrl, topicOf, type PulsarTarget, type Topic} from './url.js'
+import {parsePulsarUrl, queueOfTopic, topicOf, type PulsarTarget, type Topic} from './url.js'
 import {ConsumerBusyError, Inbox} from './websocket.js'
 import {checkBrowse} from '../shared/check-arguments.js'
 import type {Timeouts} from '../shared/timeouts.js'
@@ -144,6 +144,21 @@ class PulsarAdapter extends AdapterBase<PulsarDrainSession> {
     if (ended) await reader.close()
     else this.cursor = {topic: topic.full, nextOffset: offset + found.length, reader}
     return found
+  }
+
+  /**
+   * The namespace's persistent topics (admin API), named as bq names them (short within the URL's
+   * namespace); a partitioned topic's `-partition-<n>` parts are listed as they are. Topics named
+   * by Pulsar's dead-letter policy (`<topic>-<subscription>-DLQ`) are its native DLQs; which topic
+   * fed one cannot be told from the name, so its sources are left empty.
+   */
+  async listQueues(): Promise<ListedQueue[]> {
+    this.ensureOpen('list the topics')
+    const topics = await this.admin.topics()
+    return topics
+      .map((topic) => queueOfTopic(topic, this.target))
+      .sort()
+      .map((queue) => (queue.endsWith('-DLQ') ? {queue, nativeDeadLetterFor: []} : {queue}))
   }
 
   async count(queue: string): Promise<number> {

@@ -41,6 +41,12 @@ export class PulsarAdmin {
     private readonly displayUrl: string,
   ) {}
 
+  /** The persistent topics of the URL's tenant/namespace, full names (`persistent://t/ns/name`). */
+  async topics(): Promise<string[]> {
+    const namespace = `${encodeURIComponent(this.target.tenant)}/${encodeURIComponent(this.target.namespace)}`
+    return (await this.getJson<string[]>(`/admin/v2/persistent/${namespace}`, `list the topics of ${this.target.tenant}/${this.target.namespace}`)) ?? []
+  }
+
   /** Internal stats, or undefined when the topic does not exist. */
   async internalStats(topic: Topic): Promise<InternalStats | undefined> {
     return this.getJson<InternalStats>(`/admin/v2/${topic.path}/internalStats`, `read the internal stats of ${topic.local}`)

@@ -13,10 +13,11 @@ import {rabbitHeadersFor} from './app-headers.js'
 import {BYPASS_MARKER_VALUE} from '../shared/native-values.js'
 import {REPLAY_BYPASS_HEADER} from '../../envelope/fields.js'
 import {BqError, ConnectionError, QueueNotFoundError, UsageError, describeError} from '../../errors.js'
-import type {BrokerAdapter, BrokerMessage, BrowseOptions, Capabilities, DeliveryCost, DrainOptions, DrainSession, OutgoingMessage} from '../adapter.js'
+import type {BrokerAdapter, BrokerMessage, BrowseOptions, Capabilities, DeliveryCost, DrainOptions, DrainSession, ListedQueue, OutgoingMessage} from '../adapter.js'
 import {rabbitmqBinding} from './binding.js'
 import {RabbitDrainSession, type DrainTuning} from './drain.js'
 import {probeQueue, type QueueFacts} from './probe.js'
+import {MANAGEMENT_PARAM, RabbitManagement} from './management.js'
 import {AdapterBase} from '../shared/adapter-base.js'
 import {SerialLock} from '../shared/serial-lock.js'
 import {
@@ -120,6 +121,18 @@ export class RabbitAdapter extends AdapterBase<RabbitDrainSession> {
     const want = Math.min(offset + limit, ready)
     if (limit === 0 || want <= offset) return []
     return this.take(queue, offset, want)
+  }
+
+  /** AMQP 0-9-1 has no way to list queues: the management HTTP API does it (management.ts). */
+  async listQueues(): Promise<ListedQueue[]> {
+    this.ensureOpen('list the queues')
+    const management = new RabbitManagement(this.url, this.url.searchParams.get(MANAGEMENT_PARAM) ?? undefined)
+    try {
+      return await management.queues()
+    } catch (error) {
+      if (error instanceof BqError) throw new BqError(`cannot list the queues on ${this.displayUrl}: ${error.message}`, {code: error.code, cause: error})
+      throw error
+    }
   }
 
   async count(queue: string): Promise<number> {
@@ -482,6 +495,9 @@ class NotFound extends Error {}
 /** The registry's entry point: connects (failing fast with a ConnectionError) and returns the adapter. */
 export async function createRabbitAdapter(url: URL, displayUrl: string, options: RabbitAdapterOptions = {}): Promise<BrokerAdapter> {
   if (url.protocol !== 'amqp:' && url.protocol !== 'amqps:') throw new UsageError(`${displayUrl} is not an amqp:// or amqps:// URL`)
-  const connection = await connectRabbit(url, displayUrl, 'adapter', options.connectTimeoutMs)
+  // ?management= is bq's (the management API for listing queues), not amqplib's.
+  const amqpUrl = new URL(url.href)
+  amqpUrl.searchParams.delete(MANAGEMENT_PARAM)
+  const connection = await connectRabbit(amqpUrl, displayUrl, 'adapter', options.connectTimeoutMs)
   return new RabbitAdapter(connection, url, displayUrl, options)
 }

@@ -9,7 +9,7 @@ import {Redis} from 'ioredis'
 
 import {BqError, ConnectionError, UsageError, describeError} from '../../errors.js'
 import {BODY_ATTEMPTS} from '../adapter.js'
-import type {BrokerAdapter, BrokerMessage, BrowseOptions, Capabilities, DrainOptions, DrainSession, OutgoingMessage} from '../adapter.js'
+import type {BrokerAdapter, BrokerMessage, BrowseOptions, Capabilities, DrainOptions, DrainSession, ListedQueue, OutgoingMessage} from '../adapter.js'
 import {AdapterBase} from '../shared/adapter-base.js'
 import {scrubSecrets} from '../shared/redact.js'
 import {RedisDrainSession, chunks, recoverAll, type RedisKeys} from './drain.js'
@@ -19,6 +19,9 @@ import {parseRedisUrl} from './url.js'
 import {checkBrowse} from '../shared/check-arguments.js'
 
 // Headers (and so the replay marker) ride in the SDK frame.
+/** Lists bq (and Laravel) keep next to a queue's own list: not queues. */
+const BOOKKEEPING_LIST = /:(processing|bq-held|notify)$/
+
 const CAPABILITIES: Capabilities = {truePeek: true, headers: true, bypassMarker: true, delay: false, nativeDlq: false, atomicMove: true, afterCrash: 'staging'}
 
 /** RPUSH commands sent per pipeline round trip (each carries up to SCRIPT_BATCH bodies). */
@@ -181,6 +184,27 @@ class RedisAdapter extends AdapterBase<RedisDrainSession> {
     } catch (error) {
       throw this.wrap(`browse ${queue}`, error)
     }
+  }
+
+  /**
+   * Every list under the prefix, found with SCAN (never KEYS, which blocks the server), without
+   * the lists bq keeps next to a queue (`:processing`, `:bq-held`) and Laravel's `:notify`.
+   */
+  async listQueues(): Promise<ListedQueue[]> {
+    this.ensureOpen('list the queues')
+    const pattern = `${this.prefix.replace(/[*?[\]\\]/g, '\\$&')}*`
+    const found = new Set<string>()
+    try {
+      let cursor = '0'
+      do {
+        const [next, keys] = await this.client.scan(cursor, 'MATCH', pattern, 'COUNT', 1000, 'TYPE', 'list')
+        for (const key of keys) if (!BOOKKEEPING_LIST.test(key)) found.add(key.slice(this.prefix.length))
+        cursor = next
+      } while (cursor !== '0')
+    } catch (error) {
+      throw this.wrap('list the queues', error)
+    }
+    return [...found].sort().map((queue) => ({queue}))
   }
 
   async count(queue: string): Promise<number> {

@@ -14,7 +14,7 @@ import {randomBytes} from 'node:crypto'
 import {ServiceBusAdministrationClient, ServiceBusClient, type ServiceBusReceiver, type ServiceBusSender, type ServiceBusMessageBatch} from '@azure/service-bus'
 
 import {BqError, UsageError} from '../../errors.js'
-import type {BrokerAdapter, BrokerMessage, BrowseOptions, Capabilities, DeliveryCost, DrainOptions, DrainSession, OutgoingMessage} from '../adapter.js'
+import type {BrokerAdapter, BrokerMessage, BrowseOptions, Capabilities, DeliveryCost, DrainOptions, DrainSession, ListedQueue, OutgoingMessage} from '../adapter.js'
 import {AdapterBase} from '../shared/adapter-base.js'
 import {serviceBusBinding} from './binding.js'
 import {ServiceBusDrainSession, type DrainTuning} from './drain.js'
@@ -58,7 +58,7 @@ export interface ServiceBusAdapterOptions {
   timeouts?: Timeouts
 }
 
-type AdminClient = Pick<ServiceBusAdministrationClient, 'getQueueRuntimeProperties' | 'getSubscriptionRuntimeProperties'>
+type AdminClient = Pick<ServiceBusAdministrationClient, 'getQueueRuntimeProperties' | 'getSubscriptionRuntimeProperties' | 'listQueues' | 'listTopics' | 'listSubscriptions'>
 
 class ServiceBusAdapter extends AdapterBase<ServiceBusDrainSession> {
   readonly kind = 'service-bus'
@@ -238,6 +238,29 @@ class ServiceBusAdapter extends AdapterBase<ServiceBusDrainSession> {
     } finally {
       await this.client.close().catch(() => undefined)
     }
+  }
+
+  /**
+   * Every queue and subscription with its `$DeadLetterQueue` sub-queue (the native DLQ), through
+   * the management (ATOM) API. The emulator and bq's test server have none, so there the entities
+   * cannot be listed: the error says so and names what works instead.
+   */
+  async listQueues(): Promise<ListedQueue[]> {
+    this.ensureOpen('list the entities')
+    if (this.admin === undefined) {
+      throw new BqError(`cannot list the entities of ${this.displayUrl}: Service Bus lists queues and subscriptions only through its management (ATOM) API, which the emulator and bq's test server do not offer; name the dead-letter queue instead, e.g. bq dlq inspect <queue>/$DeadLetterQueue`, {code: 'cannot-list-queues'})
+    }
+    const listed: ListedQueue[] = []
+    const withDeadLetters = (entity: string) => listed.push({queue: entity}, {queue: `${entity}/$DeadLetterQueue`, nativeDeadLetterFor: [entity]})
+    try {
+      for await (const queue of this.admin.listQueues()) withDeadLetters(queue.name)
+      for await (const topic of this.admin.listTopics()) {
+        for await (const subscription of this.admin.listSubscriptions(topic.name)) withDeadLetters(`${topic.name}/Subscriptions/${subscription.subscriptionName}`)
+      }
+    } catch (error) {
+      throw wrapServiceBusError('list the entities', this.displayUrl, error, this.secrets)
+    }
+    return listed.sort((a, b) => a.queue.localeCompare(b.queue))
   }
 
   private async runtimeCount(entity: ServiceBusEntity): Promise<number | undefined> {

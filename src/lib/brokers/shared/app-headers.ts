@@ -6,6 +6,7 @@
  */
 import {isUtf8} from 'node:buffer'
 
+import {RUN_ID_HEADER} from '../../envelope/fields.js'
 import type {OutgoingMessage} from '../adapter.js'
 
 /** bq's projected names and the replay marker, in every binding's spelling. */
@@ -51,5 +52,8 @@ export function pickAppHeaders(
  * dropped: the adapter writes those from `fields` and `bypass`, and its projection wins.
  */
 export function outgoingAppHeaders(message: OutgoingMessage, reserved?: (name: string) => boolean): Record<string, string> {
-  return pickAppHeaders(message.appHeaders, {reserved})
+  const headers = pickAppHeaders(message.appHeaders, {reserved})
+  // The one bq name written from here: the run that published this copy (never copied from a read).
+  if (message.runId !== undefined) headers[RUN_ID_HEADER] = message.runId
+  return headers
 }

@@ -10,7 +10,7 @@
  * so the run exits promptly with its report and the broker returns what was reserved (or the
  * next run's recover does).
  */
-import type {BrokerAdapter, BrokerMessage, BrowseOptions, DeliveryCost, DrainOptions, DrainSession, OutgoingMessage, RelatedQueue, ReservedMessage} from '../adapter.js'
+import type {BrokerAdapter, BrokerMessage, BrowseOptions, DeliveryCost, DrainOptions, DrainSession, ListedQueue, OutgoingMessage, RelatedQueue, ReservedMessage} from '../adapter.js'
 import {BqError, ExitCode} from '../../errors.js'
 import {type Timeouts, timeoutError, withinDeadline} from './timeouts.js'
 
@@ -124,6 +124,10 @@ class BoundedAdapter implements BrokerAdapter {
 
   browse(queue: string, options: BrowseOptions): Promise<BrokerMessage[]> {
     return this.dog.call(`reading ${queue}`, () => this.inner.browse(queue, options), {read: true, messages: Math.min(options.limit, 1_000_000)})
+  }
+
+  listQueues(): Promise<ListedQueue[]> {
+    return this.dog.call('listing the queues', () => this.inner.listQueues())
   }
 
   count(queue: string): Promise<number> {

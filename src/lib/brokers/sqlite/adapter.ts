@@ -8,7 +8,7 @@ import {dirname, resolve} from 'node:path'
 
 import {BqError, ConnectionError, UsageError, describeError} from '../../errors.js'
 import {BODY_ATTEMPTS} from '../adapter.js'
-import type {BrokerAdapter, BrokerMessage, BrowseOptions, Capabilities, DrainOptions, DrainSession, OutgoingMessage} from '../adapter.js'
+import type {BrokerAdapter, BrokerMessage, BrowseOptions, Capabilities, DrainOptions, DrainSession, ListedQueue, OutgoingMessage} from '../adapter.js'
 import {AdapterBase} from '../shared/adapter-base.js'
 import {describeOwner, ownerIsDead, thisHost} from '../shared/liveness.js'
 import {SqliteDrainSession} from './drain.js'
@@ -70,6 +70,11 @@ class SqliteAdapter extends AdapterBase<SqliteDrainSession> {
     const {limit, offset} = checkBrowse(options)
     if (limit === 0) return []
     return this.guard(`browse ${queue}`, () => this.store.browse(queue, Date.now(), limit, offset).map(toBrokerMessage))
+  }
+
+  async listQueues(): Promise<ListedQueue[]> {
+    this.ensureOpen('list the queues')
+    return this.guard('list the queues', () => this.store.queues().map((queue) => ({queue})))
   }
 
   async count(queue: string): Promise<number> {

@@ -94,6 +94,11 @@ export class SqliteStore {
     return this.statements.browse.all(queue, now, limit, offset)
   }
 
+  /** Every queue that holds a message (ready, delayed or reserved): a queue exists only through its messages. */
+  queues(): string[] {
+    return this.statements.queues.all().map((row) => row.queue)
+  }
+
   count(queue: string, now: number): number {
     return this.statements.count.get(queue, now)?.n ?? 0
   }
@@ -167,5 +172,7 @@ function prepare(db: Database.Database) {
     sessionsOf: db.prepare<[string], SessionRow>('SELECT id, queue, pid, host, started_at FROM drain_sessions WHERE queue = ? ORDER BY id'),
     insertSession: db.prepare<[string, number, string, number]>('INSERT INTO drain_sessions (queue, pid, host, started_at) VALUES (?, ?, ?, ?)'),
     deleteSession: db.prepare<[number]>('DELETE FROM drain_sessions WHERE id = ?'),
+    // Reads the (queue, id) index only: one step per queue name, not per message.
+    queues: db.prepare<[], {queue: string}>('SELECT DISTINCT queue FROM messages INDEXED BY messages_queue_id ORDER BY queue'),
   }
 }

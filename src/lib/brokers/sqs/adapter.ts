@@ -10,7 +10,7 @@
 import {type SQSClient} from '@aws-sdk/client-sqs'
 
 import {BqError, QueueNotFoundError, UsageError} from '../../errors.js'
-import type {BrokerAdapter, BrokerMessage, BrowseOptions, Capabilities, DeliveryCost, DrainOptions, DrainSession, OutgoingMessage} from '../adapter.js'
+import type {BrokerAdapter, BrokerMessage, BrowseOptions, Capabilities, DeliveryCost, DrainOptions, DrainSession, ListedQueue, OutgoingMessage} from '../adapter.js'
 import {AdapterBase} from '../shared/adapter-base.js'
 import {sqsBinding} from './binding.js'
 import {createSqsClient, isQueueMissing, RECEIVE_WAIT_MS, sqsError, SqsQueues} from './client.js'
@@ -42,6 +42,17 @@ export const SQS_CAPABILITIES: Capabilities = {
   drainBoundedAtStart: false,
   // Received messages reappear when their visibility timeout ends.
   afterCrash: 'timeout-returns',
+}
+
+/** The queue name a RedrivePolicy sends dead letters to (the last part of its ARN), if any. */
+function redriveTarget(policy: string | undefined): string | undefined {
+  if (policy === undefined || policy.trim() === '') return undefined
+  try {
+    const arn = (JSON.parse(policy) as {deadLetterTargetArn?: unknown}).deadLetterTargetArn
+    return typeof arn === 'string' ? arn.split(':').pop() || undefined : undefined
+  } catch {
+    return undefined
+  }
 }
 
 /** Messages asked of a session per next() while browsing. */
@@ -125,6 +136,38 @@ export class SqsAdapter extends AdapterBase<SqsDrainSession> {
       await session.close()
     }
     return found.sort(compareSent).slice(offset, offset + limit)
+  }
+
+  /**
+   * ListQueues, page by page; then each queue's RedrivePolicy names its dead-letter queue, which
+   * marks that one as a native DLQ (read a few queues at a time, not one by one).
+   */
+  async listQueues(): Promise<ListedQueue[]> {
+    this.ensureOpen('list the queues')
+    const urls = await this.queues.list()
+    const names = new Map(urls.map((url) => [url, decodeURIComponent(url.split('/').pop() ?? url)]))
+    const sources = new Map<string, string[]>()
+    const queue = [...urls]
+    const worker = async (): Promise<void> => {
+      for (let url = queue.shift(); url !== undefined; url = queue.shift()) {
+        const name = names.get(url) ?? url
+        let policy: string | undefined
+        try {
+          policy = (await this.queues.attributes(name, url, ['RedrivePolicy'])).RedrivePolicy
+        } catch (error) {
+          // Deleted since it was listed: it is no one's source any more.
+          if (error instanceof QueueNotFoundError || isQueueMissing((error as BqError).cause)) continue
+          throw error
+        }
+        const target = redriveTarget(policy)
+        if (target !== undefined) sources.set(target, [...(sources.get(target) ?? []), name])
+      }
+    }
+    await Promise.all(Array.from({length: Math.min(8, urls.length)}, worker))
+    return [...names.values()].sort().map((name) => {
+      const from = sources.get(name)
+      return from === undefined ? {queue: name} : {queue: name, nativeDeadLetterFor: from.sort()}
+    })
   }
 
   /** ApproximateNumberOfMessages: SQS's own estimate of the visible messages (eventually consistent on AWS). */

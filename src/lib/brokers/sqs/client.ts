@@ -6,6 +6,7 @@ import {
   CreateQueueCommand,
   GetQueueAttributesCommand,
   GetQueueUrlCommand,
+  ListQueuesCommand,
   SQSClient,
   type QueueAttributeName,
   type SQSClientConfig,
@@ -137,6 +138,22 @@ export class SqsQueues {
     private readonly target: SqsTarget,
     private readonly where: string,
   ) {}
+
+  /** The URL of every queue of the account, all pages of ListQueues. */
+  async list(): Promise<string[]> {
+    const urls: string[] = []
+    let token: string | undefined
+    try {
+      do {
+        const page = await this.client.send(new ListQueuesCommand({MaxResults: 1000, NextToken: token}))
+        urls.push(...(page.QueueUrls ?? []))
+        token = page.NextToken
+      } while (token !== undefined && token !== '')
+    } catch (error) {
+      throw sqsError('list the queues', error, this.where)
+    }
+    return urls
+  }
 
   /** The queue's URL, or undefined when it does not exist. */
   async find(queue: string): Promise<string | undefined> {

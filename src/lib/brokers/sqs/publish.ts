@@ -9,7 +9,7 @@ import {SendMessageBatchCommand, type MessageAttributeValue, type SQSClient, typ
 import {sqsMessageAttributes} from './binding.js'
 import {BYPASS_MARKER_VALUE} from '../shared/native-values.js'
 import {outgoingAppHeaders} from '../shared/app-headers.js'
-import {REPLAY_BYPASS_HEADER} from '../../envelope/fields.js'
+import {REPLAY_BYPASS_HEADER, RUN_ID_HEADER} from '../../envelope/fields.js'
 import {BqError, UsageError} from '../../errors.js'
 import type {OutgoingMessage} from '../adapter.js'
 import {forEachLimited, inBatches, sleep} from './batch.js'
@@ -110,8 +110,8 @@ export const MAX_MESSAGE_ATTRIBUTES = 10
  * has an empty one (SQS refuses empty values), fails the publish instead of losing headers silently.
  */
 function withAppHeaders(projected: Record<string, MessageAttributeValue>, message: OutgoingMessage, index: number): Record<string, MessageAttributeValue> {
-  const app = Object.entries(outgoingAppHeaders(message)).filter(([name]) => !(name in projected))
-  if (app.length === 0) return projected
+  const app = Object.entries(outgoingAppHeaders({...message, runId: undefined})).filter(([name]) => !(name in projected))
+  if (app.length === 0) return withRunId(projected, message)
   const total = Object.keys(projected).length + app.length
   if (total > MAX_MESSAGE_ATTRIBUTES) {
     const room = Math.max(0, MAX_MESSAGE_ATTRIBUTES - Object.keys(projected).length)
@@ -121,7 +121,13 @@ function withAppHeaders(projected: Record<string, MessageAttributeValue>, messag
   if (empty !== undefined) throw new BqError(`message ${index + 1} has an empty application header "${empty[0]}", which SQS cannot carry as a message attribute; nothing was published`, {code: 'unsupported-header'})
   const attributes = {...projected}
   for (const [name, value] of app) attributes[name] = {DataType: 'String', StringValue: value}
-  return attributes
+  return withRunId(attributes, message)
+}
+
+/** The run id (bq-run-id) is a pointer, not data: it rides only where an attribute is left, never failing a publish. */
+function withRunId(attributes: Record<string, MessageAttributeValue>, message: OutgoingMessage): Record<string, MessageAttributeValue> {
+  if (message.runId === undefined || Object.keys(attributes).length >= MAX_MESSAGE_ATTRIBUTES) return attributes
+  return {...attributes, [RUN_ID_HEADER]: {DataType: 'String', StringValue: message.runId}}
 }
 
 function attributeBytes(attributes: Record<string, MessageAttributeValue>): number {

@@ -41,6 +41,7 @@ export class RealNamespace {
       count: async (queue) => (await ensure(queue), adapter.count(queue)),
       drain: async (queue, options) => (await ensure(queue), adapter.drain(queue, options)),
       recover: (queue) => adapter.recover(queue),
+      listQueues: () => adapter.listQueues(),
       close: () => adapter.close(),
     }
   }
