@@ -10,10 +10,16 @@ import {bypassWarning, runMoves} from '../../lib/cli/move-run.js'
 import type {MoveResult} from '../../lib/cli/move-run.js'
 import {parseSelector} from '../../lib/ops/match.js'
 import {checkDeliveryCost, redrive} from '../../lib/ops/redrive.js'
+import {renamedRun, withRenamedRun} from '../../lib/output/renamed-run.js'
+
+const COPY_NAMES = {done: 'copied', would: 'would_copy'}
+const COPY_LABELS = {redriven: 'copied', would_redrive: 'would copy'}
 
 export default class DlqRedrive extends BqCommand {
   static override summary = 'Move dead-lettered messages back to their queues (or to a sandbox), reset for reprocessing.'
   static override description = `Each message from <queue>.dlq (or --dlq) is republished to its dead_letter.original_queue (else meta.queue), or to --to, with dead_letter removed and attempts set to 0; every other byte is kept. A message leaves the DLQ only after the target confirmed its copy. Unselected and poison messages stay where they are.
+
+--copy publishes the same reset copies and leaves every original on the DLQ: where the broker has a true peek the DLQ is browsed (nothing is taken); elsewhere every message is taken and handed back (on a queue that counts deliveries, with --accept-delivery-cost). The report counts copied instead of redriven.
 
 On a queue that counts deliveries toward a delivery limit (the README's "Delivery limits" says which, per broker), a dry run that would read by receiving is refused, and a redrive needs --accept-delivery-cost: what it leaves behind (unselected, poison, unmovable) costs one delivery each.
 
@@ -24,6 +30,7 @@ Exit status: 0 when every selected message moved, 3 when some did not, 2 for usa
     '<%= config.bin %> dlq redrive orders --select reason=failed --select "exception~Timeout" --yes',
     '<%= config.bin %> dlq redrive orders --to orders.sandbox --bypass --max 100 --rate 50 --yes',
     '<%= config.bin %> dlq redrive orders -b "$OLD_BROKER" --to-broker "$NEW_BROKER" --yes',
+    '<%= config.bin %> dlq redrive orders --copy --to orders.sandbox --yes',
   ]
   static override args = {queue: Args.string({description: 'the queue whose DLQ to redrive (or the DLQ itself)', required: true})}
   static override flags = {
@@ -38,13 +45,14 @@ Exit status: 0 when every selected message moved, 3 when some did not, 2 for usa
     yes: sharedFlags.yes,
     list: Flags.boolean({description: 'print one line per message (dry runs always do)'}),
     receive: sharedFlags.receive,
+    copy: Flags.boolean({description: 'publish the reset copies and leave every original on the DLQ (read by browsing where the broker has a true peek)'}),
     'accept-delivery-cost': Flags.boolean({description: 'on a queue that counts deliveries toward a limit, accept that each message the redrive leaves behind costs one delivery'}),
     broker: sharedFlags.broker,
     context: sharedFlags.context,
     timeout: sharedFlags.timeout,
   }
 
-  async run(): Promise<MoveResult> {
+  async run(): Promise<MoveResult | Record<string, unknown>> {
     const {args, flags} = await this.parse(DlqRedrive)
     const dlq = dlqName(args.queue, flags.dlq)
     const selectors = (flags.select ?? []).map(parseSelector)
@@ -55,19 +63,25 @@ Exit status: 0 when every selected message moved, 3 when some did not, 2 for usa
       if (warning) this.warn(warning)
       // Refused before anything is read, and before the operator is asked.
       const acceptDeliveryCost = flags['accept-delivery-cost']
-      await checkDeliveryCost({source, dlq, dryRun: flags['dry-run'], selectors, max: flags.max, acceptDeliveryCost})
+      await checkDeliveryCost({source, dlq, dryRun: flags['dry-run'], selectors, max: flags.max, acceptDeliveryCost, copy: flags.copy})
       // The DLQ's depth: for the question, and the progress line's total (only asked for when shown).
       const depth = !flags['dry-run'] || (!json && process.stderr.isTTY) ? await source.count(dlq) : undefined
       if (!flags['dry-run'] && depth !== undefined) {
         const where = flags.to ? `to ${flags.to}` : 'to their original queues'
         const onto = target === source ? '' : ` on ${target.displayUrl}`
-        const question = redriveQuestion({dlq, from: source.displayUrl, depth, max: flags.max, selectors, destination: `${where}${onto}`})
+        const question = redriveQuestion({dlq, from: source.displayUrl, depth, max: flags.max, selectors, destination: `${where}${onto}`, copy: flags.copy})
         if (depth > 0) await confirmChange(question, {yes: flags.yes, max: flags.max, typed: dlq, context: this.brokerContext})
       }
       const total = depth === undefined ? undefined : flags.max > 0 && selectors.length === 0 ? Math.min(depth, flags.max) : depth
-      return runMoves({json, list: flags.list || flags['dry-run'], verb: 'moved', log: (line) => this.logToStderr(line), total}, (hooks) =>
-        redrive({source, target, dlq, toQueue: flags.to, selectors, max: flags.max, rate: flags.rate, bypass: flags.bypass, dryRun: flags['dry-run'], acceptDeliveryCost, ...hooks}),
-      )
+      const copy = flags.copy
+      const run = () =>
+        runMoves({json, list: flags.list || flags['dry-run'], verb: copy ? 'copied' : 'moved', log: (line) => this.logToStderr(line), total, labels: copy ? COPY_LABELS : undefined}, (hooks) =>
+          redrive({source, target, dlq, toQueue: flags.to, selectors, max: flags.max, rate: flags.rate, bypass: flags.bypass, dryRun: flags['dry-run'], acceptDeliveryCost, copy, ...hooks}),
+        )
+      if (!copy) return run()
+      // A copy's report says copied, not moved.
+      const named = (result: MoveResult) => renamedRun(result, COPY_NAMES)
+      return withRenamedRun(async () => named(await run()), named)
     }, {timeoutSeconds: flags.timeout})
   }
 }

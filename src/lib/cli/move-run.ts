@@ -4,6 +4,7 @@ import type {StopSignal} from '../errors.js'
 import type {RedriveItem, RedriveReport} from '../ops/redrive.js'
 import {startProgress} from '../output/progress.js'
 import {itemPrinter, summaryLine} from '../output/redrive-report.js'
+import type {OutcomeLabels} from '../output/redrive-report.js'
 import {OutputWriter} from '../output/writer.js'
 import {stopOnInterrupt} from './interrupt.js'
 
@@ -17,7 +18,7 @@ export type MoveResult = RedriveReport & {items: RedriveItem[]}
  * prints under --json.
  */
 export async function runMoves(
-  options: {json: boolean; list: boolean; verb: string; log: (line: string) => void; total?: number},
+  options: {json: boolean; list: boolean; verb: string; log: (line: string) => void; total?: number; labels?: OutcomeLabels},
   run: (hooks: {onItem: (item: RedriveItem) => void; stopRequested: () => boolean}) => Promise<RedriveReport>,
 ): Promise<MoveResult> {
   // The progress line first: on a signal it clears itself before the interrupt's message.
@@ -27,7 +28,7 @@ export async function runMoves(
   out.statusLine = progress
   const items: RedriveItem[] = []
   const listing = !options.json && options.list
-  const print = itemPrinter(out, listing)
+  const print = itemPrinter(out, listing, options.labels)
   const counts = {examined: 0, moved: 0, failed: 0}
   // --list lines go out as each batch ends (the engines yield between batches), not at the end;
   // a failed write (a closed pipe) is kept by the writer and thrown by the last flush below.
