@@ -6,12 +6,16 @@
  *
  * BQ_CRASH_TRIALS (default 20) and BQ_CRASH_MESSAGES (default 20000) scale it. Each broker has
  * a small test file that calls `crashSuite`.
+ *
+ * SIGKILL during purge (`purgeCrashSuite`, on the embedded store, Redis and RabbitMQ): every
+ * meta.id is on the DLQ or in the backup file afterwards. BQ_PURGE_CRASH_TRIALS (default 3) and
+ * BQ_PURGE_CRASH_MESSAGES (default 3000) scale it.
  */
 import {after, before, describe, test} from 'node:test'
 import type {TestContext} from 'node:test'
 import assert from 'node:assert/strict'
 import {spawn} from 'node:child_process'
-import {mkdtempSync, rmSync} from 'node:fs'
+import {existsSync, mkdtempSync, readFileSync, rmSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import path from 'node:path'
 
@@ -114,17 +118,28 @@ function count(seen: Map<string, number>, body: Buffer) {
 
 /** Runs a redrive and SIGKILLs it after `killAfterMs` (undefined: let it finish). Resolves to its duration. */
 function redriveAndKill(url: string, queue: string, extra: string[], killAfterMs?: number): Promise<{ms: number; killed: boolean}> {
+  return runAndKill(url, ['dlq', 'redrive', queue, ...extra], killAfterMs)
+}
+
+/** Runs a bq command with --yes and SIGKILLs it after `killAfterMs` (undefined: let it finish). */
+function runAndKill(url: string, args: string[], killAfterMs?: number, watch?: string): Promise<{ms: number; killed: boolean; appearedMs?: number}> {
   return new Promise((resolve, reject) => {
     const started = Date.now()
-    const child = spawn(process.execPath, [binRun, 'dlq', 'redrive', queue, '--yes', '-b', url, ...extra], {stdio: ['ignore', 'ignore', 'pipe']})
+    // When `watch` (a file the run creates) appeared: the end of the CLI's start-up.
+    let appearedMs: number | undefined
+    const poll = watch === undefined ? undefined : setInterval(() => {
+      if (appearedMs === undefined && existsSync(watch)) appearedMs = Date.now() - started
+    }, 5)
+    const child = spawn(process.execPath, [binRun, ...args, '--yes', '-b', url], {stdio: ['ignore', 'ignore', 'pipe']})
     let stderr = ''
     child.stderr.on('data', (chunk) => (stderr += chunk))
     const timer = killAfterMs === undefined ? undefined : setTimeout(() => child.kill('SIGKILL'), killAfterMs)
     child.on('error', reject)
     child.on('close', (code, signal) => {
       if (timer) clearTimeout(timer)
-      if (signal === null && code !== 0) reject(new Error(`redrive exited ${code}: ${stderr}`))
-      else resolve({ms: Date.now() - started, killed: signal === 'SIGKILL'})
+      if (poll) clearInterval(poll)
+      if (signal === null && code !== 0) reject(new Error(`${args.slice(0, 2).join(' ')} exited ${code}: ${stderr}`))
+      else resolve({ms: Date.now() - started, killed: signal === 'SIGKILL', appearedMs})
     })
   })
 }
@@ -183,6 +198,80 @@ export function crashSuite(c: CrashCase): void {
         // Every trial asserts that nothing was lost; this one checks the kills were meaningful. Run
         // times swing with machine load between trials, so a kill may come after a fast run ended.
         assert.ok(killedMidRun >= Math.ceil(trials * 0.35), `only ${killedMidRun} of ${trials} kills landed mid-run`)
+      } finally {
+        await adapter.close()
+      }
+    })
+  })
+}
+
+/** Purge crash trials and messages: few and small by default, to keep CI's added time to seconds. */
+const purgeTrials = Number(process.env.BQ_PURGE_CRASH_TRIALS ?? 3)
+const purgeMessages = Number(process.env.BQ_PURGE_CRASH_MESSAGES ?? 3000)
+
+/** The meta.ids in a purge backup; a last line cut short by the kill was never fsynced, so nothing of it was deleted. */
+function backupIds(file: string): Set<string> {
+  const ids = new Set<string>()
+  if (!existsSync(file)) return ids
+  for (const line of readFileSync(file, 'utf8').split('\n')) {
+    if (line === '') continue
+    try {
+      ids.add(decode(JSON.stringify(JSON.parse(line).envelope)).id as string)
+    } catch {
+      // the torn last line
+    }
+  }
+  return ids
+}
+
+/**
+ * Registers the SIGKILL-during-purge test for one broker: after a kill at a random moment (and
+ * the documented recovery), every meta.id is still on the DLQ or in the backup file, never neither.
+ */
+export function purgeCrashSuite(c: CrashCase): void {
+  const dlqOf = (queue: string) => c.dlqName?.(queue) ?? `${queue}.dlq`
+  const dlqFlag = (queue: string) => (c.dlqName ? ['--dlq', dlqOf(queue)] : [])
+  describe(`SIGKILL during purge on ${c.name}`, () => {
+    test(`${purgeTrials} trials of ${purgeMessages} messages: every meta.id is on the DLQ or in the backup`, {timeout: 600_000}, async (t) => {
+      if (!(await c.available(t))) return
+      const adapter = await openBroker(c.url())
+      try {
+        let fullRunMs = 0
+        // Start-up (node, oclif, connecting) until the backup file exists: kills aim after it.
+        let startupMs = 0
+        let killedMidRun = 0
+        let killedMidPurge = 0
+        for (let trial = 0; trial <= purgeTrials; trial++) {
+          const queue = uniqueQueue(`purgecrash${trial}`)
+          const ids = await seed(adapter, queue, dlqOf(queue), purgeMessages)
+          await settledCount(adapter, dlqOf(queue), purgeMessages)
+          const backup = path.join(workDir, `${queue}.backup.jsonl`)
+          const killAt = trial === 0 ? undefined : Math.round(startupMs + (fullRunMs - startupMs) * (0.05 + Math.random() * 0.9))
+          const run = await runAndKill(c.url(), ['dlq', 'purge', queue, '--backup', backup, ...dlqFlag(queue), ...(c.redriveFlags ?? [])], killAt, backup)
+          if (trial === 0) {
+            fullRunMs = run.ms
+            startupMs = Math.min(run.appearedMs ?? 0, run.ms)
+          }
+          else if (!run.killed) fullRunMs = Math.min(fullRunMs, run.ms)
+          if (run.killed) killedMidRun++
+          const recovered = await runBq(['dlq', 'recover', queue, '-b', c.url(), ...dlqFlag(queue)])
+          assert.equal(recovered.code, 0, recovered.stderr)
+          await c.settle?.([dlqOf(queue)])
+          const kept = await census(adapter, [dlqOf(queue)], c.censusByDraining)
+          const saved = backupIds(backup)
+          if (trial === 0) {
+            assert.equal(kept.size, 0, 'a full run empties the DLQ')
+            assert.equal(saved.size, purgeMessages, 'a full run backs up every message')
+          }
+          if (run.killed && kept.size > 0 && saved.size > 0) killedMidPurge++
+          const lost = [...ids].filter((id) => !kept.has(id) && !saved.has(id))
+          assert.deepEqual(lost.slice(0, 5), [], `trial ${trial}: ${lost.length} meta.id(s) deleted without a backup`)
+          assert.equal([...saved].filter((id) => !ids.has(id)).length, 0, 'no foreign messages in the backup')
+          await drainAway(adapter, [dlqOf(queue)])
+          await c.dispose?.([dlqOf(queue)])
+        }
+        t.diagnostic(`${c.name}: full purge of ${purgeMessages} took ${fullRunMs} ms (${startupMs} ms to start); ${killedMidRun}/${purgeTrials} trials killed mid-run, ${killedMidPurge} with messages both purged and left`)
+        if (purgeTrials > 0) assert.ok(killedMidPurge >= 1, `no kill of ${purgeTrials} landed while messages were being purged`)
       } finally {
         await adapter.close()
       }
