@@ -22,7 +22,7 @@ export async function runMoves(
   run: (hooks: {onItem: (item: RedriveItem) => void; stopRequested: () => boolean}) => Promise<RedriveReport>,
 ): Promise<MoveResult> {
   // The progress line first: on a signal it clears itself before the interrupt's message.
-  const progress = startProgress({unit: 'examined', total: options.total, moves: true, json: options.json})
+  const progress = startProgress({unit: 'examined', total: options.total, moves: true, movedLabel: options.labels?.redriven, json: options.json})
   const interrupt = stopOnInterrupt()
   const out = new OutputWriter()
   out.statusLine = progress
