@@ -2,7 +2,7 @@ import type {BrokerAdapter, BrokerMessage} from '../brokers/adapter.js'
 import {describeError} from '../errors.js'
 import {RateLimiter} from './rate.js'
 import {BatchSizer, DEFAULT_BATCH, failedRun, planBatch} from './redrive.js'
-import type {About, Group, PlanRules, RedriveOutcome, RedriveReport, RedriveRequest} from './redrive.js'
+import type {About, PlanRules, RedriveOutcome, RedriveReport, RedriveRequest} from './redrive.js'
 
 /**
  * `dlq redrive --copy`: publish the same reset copies a redrive would, and leave every original
@@ -34,7 +34,7 @@ export async function copyMessages(
     report.counts.examined += batch.length
     const {kept, groups} = planBatch(batch, rules)
     for (const entry of kept) emit(entry.about, entry.outcome, entry.target ?? null, entry.error)
-    for (const [queue, group] of groups as Map<string, Group<BrokerMessage>>) {
+    for (const [queue, group] of groups) {
       await limiter?.take(group.length)
       try {
         await target.publish(queue, group.map((entry) => entry.outgoing))

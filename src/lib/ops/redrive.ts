@@ -156,7 +156,7 @@ export function aboutUndecoded(message: BrokerMessage): About {
 }
 
 /** The per-message reason a target that is the DLQ being drained is refused. */
-export function intoItself(queue: string): string {
+function intoItself(queue: string): string {
   return `its target ${queue} is the dead-letter queue being redriven (a move there would only strip its dead_letter block): left in place; use --to`
 }
 
@@ -164,7 +164,7 @@ export function intoItself(queue: string): string {
  * True when copies go to the broker the DLQ is on: the same adapter, or one opened on the same
  * (redacted) URL with --to-broker.
  */
-export function sameBrokerAs(source: BrokerAdapter, target: BrokerAdapter): boolean {
+function sameBrokerAs(source: BrokerAdapter, target: BrokerAdapter): boolean {
   return target === source || (target.kind === source.kind && target.displayUrl === source.displayUrl)
 }
 
