@@ -121,19 +121,28 @@ function redriveAndKill(url: string, queue: string, extra: string[], killAfterMs
   return runAndKill(url, ['dlq', 'redrive', queue, ...extra], killAfterMs)
 }
 
-/** Runs a bq command with --yes and SIGKILLs it after `killAfterMs` (undefined: let it finish). */
+/**
+ * Runs a bq command with --yes and SIGKILLs it after `killAfterMs` (undefined: let it finish),
+ * counted from its start, or with `watch` (a file the run creates) from the moment that file
+ * appears: the end of the CLI's start-up, which swings with machine load.
+ */
 function runAndKill(url: string, args: string[], killAfterMs?: number, watch?: string): Promise<{ms: number; killed: boolean; appearedMs?: number}> {
   return new Promise((resolve, reject) => {
     const started = Date.now()
-    // When `watch` (a file the run creates) appeared: the end of the CLI's start-up.
-    let appearedMs: number | undefined
-    const poll = watch === undefined ? undefined : setInterval(() => {
-      if (appearedMs === undefined && existsSync(watch)) appearedMs = Date.now() - started
-    }, 5)
     const child = spawn(process.execPath, [binRun, ...args, '--yes', '-b', url], {stdio: ['ignore', 'ignore', 'pipe']})
     let stderr = ''
     child.stderr.on('data', (chunk) => (stderr += chunk))
-    const timer = killAfterMs === undefined ? undefined : setTimeout(() => child.kill('SIGKILL'), killAfterMs)
+    let appearedMs: number | undefined
+    let timer: NodeJS.Timeout | undefined
+    const arm = () => {
+      if (killAfterMs !== undefined) timer = setTimeout(() => child.kill('SIGKILL'), killAfterMs)
+    }
+    const poll = watch === undefined ? undefined : setInterval(() => {
+      if (appearedMs !== undefined || !existsSync(watch)) return
+      appearedMs = Date.now() - started
+      arm()
+    }, 2)
+    if (watch === undefined) arm()
     child.on('error', reject)
     child.on('close', (code, signal) => {
       if (timer) clearTimeout(timer)
@@ -236,9 +245,8 @@ export function purgeCrashSuite(c: CrashCase): void {
       if (!(await c.available(t))) return
       const adapter = await openBroker(c.url())
       try {
-        let fullRunMs = 0
-        // Start-up (node, oclif, connecting) until the backup file exists: kills aim after it.
-        let startupMs = 0
+        // How long a purge runs once its backup file exists (start-up excluded): kills aim inside it.
+        let purgeMs = 0
         let killedMidRun = 0
         let killedMidPurge = 0
         for (let trial = 0; trial <= purgeTrials; trial++) {
@@ -246,13 +254,12 @@ export function purgeCrashSuite(c: CrashCase): void {
           const ids = await seed(adapter, queue, dlqOf(queue), purgeMessages)
           await settledCount(adapter, dlqOf(queue), purgeMessages)
           const backup = path.join(workDir, `${queue}.backup.jsonl`)
-          const killAt = trial === 0 ? undefined : Math.round(startupMs + (fullRunMs - startupMs) * (0.05 + Math.random() * 0.9))
+          const killAt = trial === 0 ? undefined : Math.round(purgeMs * (0.05 + Math.random() * 0.9))
           const run = await runAndKill(c.url(), ['dlq', 'purge', queue, '--backup', backup, ...dlqFlag(queue), ...(c.redriveFlags ?? [])], killAt, backup)
-          if (trial === 0) {
-            fullRunMs = run.ms
-            startupMs = Math.min(run.appearedMs ?? 0, run.ms)
-          }
-          else if (!run.killed) fullRunMs = Math.min(fullRunMs, run.ms)
+          const ranMs = run.ms - (run.appearedMs ?? 0)
+          if (trial === 0) purgeMs = ranMs
+          // A run that finished before its kill was faster than trial 0: aim the later kills inside the shorter time.
+          else if (!run.killed) purgeMs = Math.min(purgeMs, ranMs)
           if (run.killed) killedMidRun++
           const recovered = await runBq(['dlq', 'recover', queue, '-b', c.url(), ...dlqFlag(queue)])
           assert.equal(recovered.code, 0, recovered.stderr)
@@ -270,7 +277,7 @@ export function purgeCrashSuite(c: CrashCase): void {
           await drainAway(adapter, [dlqOf(queue)])
           await c.dispose?.([dlqOf(queue)])
         }
-        t.diagnostic(`${c.name}: full purge of ${purgeMessages} took ${fullRunMs} ms (${startupMs} ms to start); ${killedMidRun}/${purgeTrials} trials killed mid-run, ${killedMidPurge} with messages both purged and left`)
+        t.diagnostic(`${c.name}: a full purge of ${purgeMessages} ran ${purgeMs} ms after start-up; ${killedMidRun}/${purgeTrials} trials killed mid-run, ${killedMidPurge} with messages both purged and left`)
         if (purgeTrials > 0) assert.ok(killedMidPurge >= 1, `no kill of ${purgeTrials} landed while messages were being purged`)
       } finally {
         await adapter.close()
