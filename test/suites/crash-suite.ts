@@ -89,6 +89,8 @@ export async function census(adapter: BrokerAdapter, queues: string[], byDrainin
   }
   for (const queue of queues) {
     const total = await countOrZero(adapter, queue)
+    // A target a killed run never reached may not exist (RabbitMQ): a browse of it would throw.
+    if (total === 0) continue
     const page = 2000
     if (adapter.capabilities.truePeek) {
       for (let offset = 0; offset < total; offset += page) {
