@@ -12,6 +12,7 @@ import ContextUse from './context/use.js'
 import DlqEdit from './dlq/edit.js'
 import DlqInspect from './dlq/inspect.js'
 import DlqLs from './dlq/ls.js'
+import DlqPurge from './dlq/purge.js'
 import DlqRecover from './dlq/recover.js'
 import DlqRedrive from './dlq/redrive.js'
 import Peek from './peek.js'
@@ -30,6 +31,7 @@ export const COMMANDS = {
   'dlq:edit': DlqEdit,
   'dlq:inspect': DlqInspect,
   'dlq:ls': DlqLs,
+  'dlq:purge': DlqPurge,
   'dlq:recover': DlqRecover,
   'dlq:redrive': DlqRedrive,
   peek: Peek,

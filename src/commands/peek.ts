@@ -3,6 +3,7 @@ import {Args, Flags} from '@oclif/core'
 import type {BrokerAdapter, BrowseFrom} from '../lib/brokers/adapter.js'
 import {BqCommand} from '../lib/cli/base-command.js'
 import {readTrace, requireReceiveConsent, withBroker} from '../lib/cli/broker.js'
+import {recordRun} from '../lib/ledger/record.js'
 import {selectionFlags, sharedFlags} from '../lib/cli/flags.js'
 import {stopOnInterrupt} from '../lib/cli/interrupt.js'
 import type {StopRequest} from '../lib/cli/interrupt.js'
@@ -101,6 +102,8 @@ Ctrl-C, SIGTERM or SIGHUP stops the read, keeps what was written, and exits 130,
     const exporting = !json && (flags.jsonl || flags.raw)
     const masker = await this.masker(flags)
     return withBroker(flags.broker, async (adapter) => {
+      // Sensitive fields shown in clear are an access worth auditing: one ledger row says who, when, where.
+      if (flags.unmask) await recordRun({command: 'peek --unmask', broker: adapter.displayUrl, source: args.queue, selection: {registry: flags.registry}}, async () => undefined, {warn: (text) => this.warn(text), tally: () => ({})})
       // Before --receive: no consent makes a broker without a true peek followable.
       if (flags.follow) refuseFollow(adapter)
       requireReceiveConsent(adapter, flags.receive, 'peek')
@@ -185,7 +188,6 @@ Ctrl-C, SIGTERM or SIGHUP stops the read, keeps what was written, and exits 130,
     const {SchemaRegistry} = await import('../lib/schema/registry.js')
     const registry = SchemaRegistry.load(flags.registry)
     if (flags.unmask) {
-      // LEDGER HOOK (issue 13, item 6): record that this run showed sensitive fields in clear (--unmask) in the run ledger.
       this.logToStderr('note: --unmask: the data fields the registry marks x-gdpr-sensitive are shown in clear')
       return undefined
     }

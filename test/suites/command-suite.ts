@@ -436,6 +436,44 @@ export function commandSuite(broker: BrokerCase): void {
       }
     })
 
+    test('dlq purge: the selected messages go to the backup, then leave; replaying the backup restores them byte for byte', async (t) => {
+      if (!(await ready(t))) return
+      const queue = uniqueQueue('purge')
+      const dlq = sub(queue, 'dlq')
+      await runBq(['replay', dlqExport(queue), '--as-is', '--to', dlq, '--yes', '-b', broker.url()])
+      const poison = path.join(workDir, `${queue}.poison`)
+      writeFileSync(poison, '{"broken": \n')
+      await runBq(['replay', poison, '--as-is', '--to', dlq, '--yes', '-b', broker.url()])
+      const before = await rawBodies(broker.url(), dlq)
+      assert.equal(before.length, 5)
+      const backup = path.join(workDir, `${queue}.backup.jsonl`)
+      const run = await json(['dlq', 'purge', queue, '--select', 'reason=failed', '--backup', backup, '--yes', '-b', broker.url(), ...dlqFlag(queue), ...consent])
+      assert.deepEqual(run.counts, {examined: 5, purged: 3, would_purge: 0, skipped: 1, poison: 1, failed: 0})
+      assert.deepEqual(run.backup, {path: backup, messages: 3})
+      const purged = ['4a1f9c2e-7b3d-4e6a-8f10-2c4d6e8fa001', '4a1f9c2e-7b3d-4e6a-8f10-2c4d6e8fa002', '4a1f9c2e-7b3d-4e6a-8f10-2c4d6e8fa004']
+      const idOf = (body: string) => (body.startsWith('{"job"') ? decode(body).id : undefined)
+      // The unselected envelope and the poison stay, in their order where the broker keeps one.
+      assert.deepEqual(inOrder(await rawBodies(broker.url(), dlq)), inOrder(before.filter((body) => !purged.includes(idOf(body) ?? ''))))
+      const lines = readFileSync(backup, 'utf8').trim().split('\n')
+      assert.deepEqual(lines.map((line) => decode(JSON.stringify(JSON.parse(line).envelope)).id).sort(), purged)
+      const restored = await runBq(['replay', backup, '--as-is', '--to', dlq, '--yes', '-b', broker.url()])
+      assert.equal(restored.code, 0, restored.stderr)
+      assert.deepEqual((await rawBodies(broker.url(), dlq)).sort(), [...before].sort())
+    })
+
+    test('dlq redrive --copy publishes reset copies and leaves every original on the DLQ', async (t) => {
+      if (!(await ready(t))) return
+      const queue = uniqueQueue('copy')
+      const dlq = sub(queue, 'dlq')
+      await runBq(['replay', dlqExport(queue), '--as-is', '--to', dlq, '--yes', '-b', broker.url()])
+      const before = await rawBodies(broker.url(), dlq)
+      const run = await json(['dlq', 'redrive', queue, '--copy', '--to', sub(queue, 'sandbox'), '--yes', '-b', broker.url(), ...dlqFlag(queue), ...consent])
+      assert.deepEqual(run.counts, {examined: 4, copied: 4, would_copy: 0, skipped: 0, poison: 0, failed: 0})
+      assert.deepEqual([...new Set((run.items as Array<{outcome: string}>).map((item) => item.outcome))], ['copied'])
+      assert.deepEqual(inOrder(await rawBodies(broker.url(), sub(queue, 'sandbox'))), inOrder(before.map((body) => resetForRedrive(decode(body)).text)))
+      assert.deepEqual((await rawBodies(broker.url(), dlq)).sort(), [...before].sort())
+    })
+
     test('replay: resets dead-lettered envelopes, --new-id keeps the trace, --as-is keeps the bytes', async (t) => {
       if (!(await ready(t))) return
       const queue = uniqueQueue('replay')

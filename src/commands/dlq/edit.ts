@@ -12,6 +12,7 @@ import type {Envelope} from '../../lib/envelope/envelope.js'
 import {JsonSyntaxError, lineColumn} from '../../lib/envelope/json-tree.js'
 import {BqError, ExitCode, UsageError} from '../../lib/errors.js'
 import {checkDeliveryCost} from '../../lib/ops/redrive.js'
+import {recordRun} from '../../lib/ledger/record.js'
 import {findById, idSelector, resubmit} from '../../lib/ops/resubmit.js'
 import type {SchemaRegistry} from '../../lib/schema/registry.js'
 
@@ -48,6 +49,7 @@ Exit status: 0 resubmitted (or a dry run), 1 the data does not match the registr
     'accept-delivery-cost': Flags.boolean({description: 'on a queue that counts deliveries toward a limit, accept that finding the message costs the others one delivery each'}),
     broker: sharedFlags.broker,
     context: sharedFlags.context,
+    reason: sharedFlags.reason,
     timeout: sharedFlags.timeout,
   }
 
@@ -88,22 +90,25 @@ Exit status: 0 resubmitted (or a dry run), 1 the data does not match the registr
         edit.discard()
         throw error
       }
-      const outcome = await resubmit({source, dlq, id, original, edited, toQueue: flags.to, acceptDeliveryCost}).catch((error: unknown) => {
-        this.warn(`your edit is kept in ${edit.path}`)
-        throw error
-      })
-      for (const other of outcome.others) this.warn(`another message with meta.id ${id} stays on ${dlq}: ${other.error ?? other.outcome}`)
-      if (outcome.item?.outcome !== 'redriven') {
-        const why = outcome.item === undefined ? `it is no longer on ${dlq} (taken meanwhile?), so nothing was sent` : `${outcome.item.error ?? outcome.item.outcome}; the original stays on ${dlq}`
-        throw new BqError(`message ${id} was not resubmitted: ${why}. Your edit is kept in ${edit.path}`, {code: outcome.item === undefined ? 'not-found' : 'partial', exitCode: outcome.item === undefined ? ExitCode.failure : ExitCode.partial, result: {...result, report: outcome.report}})
-      }
-      edit.discard()
-      // RUN LEDGER (issue 14, item 6): record this resubmission here once the run ledger exists
-      // (what: dlq edit, who/where: source.displayUrl and this.brokerContext, message id, target, envelope bytes).
-      result.resubmitted = true
-      if (!this.jsonEnabled()) this.logToStderr(`resubmitted ${id} to ${target}; removed from ${dlq}`)
-      return result
-    }, {timeoutSeconds: flags.timeout})
+      const info = {command: 'dlq edit', broker: source.displayUrl, source: dlq, target, selection: {id}, reason: flags.reason}
+      const json = this.jsonEnabled()
+      return recordRun(info, async (ledger) => {
+        const outcome = await resubmit({source, dlq, id, original, edited, toQueue: flags.to, acceptDeliveryCost}).catch((error: unknown) => {
+          this.warn(`your edit is kept in ${edit.path}`)
+          throw error
+        })
+        for (const other of outcome.others) this.warn(`another message with meta.id ${id} stays on ${dlq}: ${other.error ?? other.outcome}`)
+        if (outcome.item?.outcome !== 'redriven') {
+          const why = outcome.item === undefined ? `it is no longer on ${dlq} (taken meanwhile?), so nothing was sent` : `${outcome.item.error ?? outcome.item.outcome}; the original stays on ${dlq}`
+          throw new BqError(`message ${id} was not resubmitted: ${why}. Your edit is kept in ${edit.path}`, {code: outcome.item === undefined ? 'not-found' : 'partial', exitCode: outcome.item === undefined ? ExitCode.failure : ExitCode.partial, result: {...result, report: outcome.report}})
+        }
+        edit.discard()
+        ledger.note('resubmitted', id)
+        result.resubmitted = true
+        if (!json) this.logToStderr(`resubmitted ${id} to ${target}; removed from ${dlq}`)
+        return ledger.recorded ? {...result, run_id: ledger.id} : result
+      }, {warn: (text) => this.warn(text), tally: () => ({counts: {resubmitted: 1}}), log: json ? undefined : (line) => this.logToStderr(line)})
+    }, {timeoutSeconds: flags.timeout, warn: (message) => this.warn(message)})
   }
 
   /** The envelope with the edited data; invalid JSON is a usage error naming the line and column. */

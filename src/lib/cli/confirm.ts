@@ -50,10 +50,22 @@ function promptSignal(message: string): StopSignal {
  * The redrive question, honest about what will move: the DLQ's depth is known, but which of its
  * messages match --select (and which are poison) is decided only as the run reads them.
  */
-export function redriveQuestion(plan: {dlq: string; from: string; depth: number; max: number; selectors: Array<{text: string}>; destination: string}): string {
+export function redriveQuestion(plan: {dlq: string; from: string; depth: number; max: number; selectors: Array<{text: string}>; destination: string; copy?: boolean}): string {
   const {dlq, from, depth, max, selectors, destination} = plan
+  const verb = plan.copy ? 'Copy' : 'Redrive'
+  const stay = plan.copy ? ', leaving the originals on the DLQ' : ''
   const cap = max > 0 ? Math.min(max, depth) : depth
-  if (selectors.length === 0) return `Redrive up to ${cap < depth ? `${cap} of the ${depth}` : depth} message(s) from ${dlq} on ${from} ${destination}?`
+  if (selectors.length === 0) return `${verb} up to ${cap < depth ? `${cap} of the ${depth}` : depth} message(s) from ${dlq} on ${from} ${destination}${stay}?`
   const most = max > 0 ? ` (at most ${max})` : ''
-  return `${dlq} on ${from} holds ${depth} message(s); how many match is decided as they are read. Redrive those matching ${selectors.map((s) => s.text).join(' and ')}${most} ${destination}?`
+  return `${dlq} on ${from} holds ${depth} message(s); how many match is decided as they are read. ${verb} those matching ${selectors.map((s) => s.text).join(' and ')}${most} ${destination}${stay}?`
+}
+
+/** The purge question: how many may go, from where, and where they are written first (or that they are not). */
+export function purgeQuestion(plan: {dlq: string; from: string; depth: number; max: number; selectors: Array<{text: string}>; backup?: string}): string {
+  const {dlq, from, depth, max, selectors, backup} = plan
+  const first = backup === undefined ? 'with NO backup (--no-backup)' : `after writing them to ${backup}`
+  const cap = max > 0 ? Math.min(max, depth) : depth
+  if (selectors.length === 0) return `Delete up to ${cap < depth ? `${cap} of the ${depth}` : depth} message(s) from ${dlq} on ${from}, ${first}?`
+  const most = max > 0 ? ` (at most ${max})` : ''
+  return `${dlq} on ${from} holds ${depth} message(s); how many match is decided as they are read. Delete those matching ${selectors.map((s) => s.text).join(' and ')}${most}, ${first}?`
 }

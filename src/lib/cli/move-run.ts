@@ -4,6 +4,7 @@ import type {StopSignal} from '../errors.js'
 import type {RedriveItem, RedriveReport} from '../ops/redrive.js'
 import {startProgress} from '../output/progress.js'
 import {itemPrinter, summaryLine} from '../output/redrive-report.js'
+import type {OutcomeLabels} from '../output/redrive-report.js'
 import {OutputWriter} from '../output/writer.js'
 import type {Run, RunTally} from '../ledger/record.js'
 import {stopOnInterrupt} from './interrupt.js'
@@ -18,17 +19,17 @@ export type MoveResult = RedriveReport & {items: RedriveItem[]; /** The run ledg
  * prints under --json.
  */
 export async function runMoves(
-  options: {json: boolean; list: boolean; verb: string; log: (line: string) => void; total?: number; onItem?: (item: RedriveItem) => void},
+  options: {json: boolean; list: boolean; verb: string; log: (line: string) => void; total?: number; onItem?: (item: RedriveItem) => void; labels?: OutcomeLabels},
   run: (hooks: {onItem: (item: RedriveItem) => void; stopRequested: () => boolean}) => Promise<RedriveReport>,
 ): Promise<MoveResult> {
   // The progress line first: on a signal it clears itself before the interrupt's message.
-  const progress = startProgress({unit: 'examined', total: options.total, moves: true, json: options.json})
+  const progress = startProgress({unit: 'examined', total: options.total, moves: true, movedLabel: options.labels?.redriven, json: options.json})
   const interrupt = stopOnInterrupt()
   const out = new OutputWriter()
   out.statusLine = progress
   const items: RedriveItem[] = []
   const listing = !options.json && options.list
-  const print = itemPrinter(out, listing)
+  const print = itemPrinter(out, listing, options.labels)
   const counts = {examined: 0, moved: 0, failed: 0}
   // --list lines go out as each batch ends (the engines yield between batches), not at the end;
   // a failed write (a closed pipe) is kept by the writer and thrown by the last flush below.

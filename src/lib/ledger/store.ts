@@ -4,9 +4,10 @@
  * use, beside the queue store's (whose schema version it leaves alone).
  */
 import {mkdirSync} from 'node:fs'
+import {createRequire} from 'node:module'
 import {dirname, join} from 'node:path'
 
-import Database from 'better-sqlite3'
+import type BetterSqlite3 from 'better-sqlite3'
 
 import {dataDir} from '../brokers/registry.js'
 
@@ -96,7 +97,7 @@ export function explicitLedger(env: NodeJS.ProcessEnv = process.env): string | u
 }
 
 export class LedgerStore {
-  private constructor(private readonly db: Database.Database) {}
+  private constructor(private readonly db: BetterSqlite3.Database) {}
 
   /**
    * `create`: make the file when missing (reading a ledger never does); `createDirectory`: its
@@ -106,6 +107,9 @@ export class LedgerStore {
   static open(path: string, options: {create: boolean; createDirectory?: boolean}): LedgerStore {
     const {create, createDirectory = false} = options
     if (create && createDirectory) mkdirSync(dirname(path), {recursive: true})
+    // Loaded on first use: every command that records a run carries this module, and most runs of
+    // them (help, a broker other than the embedded one) must not pay for the native driver's load.
+    const Database = createRequire(import.meta.url)('better-sqlite3') as typeof BetterSqlite3
     const db = new Database(path, {fileMustExist: !create})
     try {
       db.pragma('journal_mode = WAL')

@@ -1,7 +1,8 @@
-import type {BrokerAdapter, BrokerMessage, DrainSession, OutgoingMessage, ReservedMessage} from '../brokers/adapter.js'
+import type {Binding, BrokerAdapter, BrokerMessage, DrainSession, OutgoingMessage, ReservedMessage} from '../brokers/adapter.js'
 import {fieldsOf, resetForRedrive, resetForRedriveBytes} from '../envelope/envelope.js'
 import type {Envelope} from '../envelope/envelope.js'
 import {BqError, ExitCode, UsageError, describeError, withResult} from '../errors.js'
+import {copyMessages} from './copy.js'
 import {matchesAll} from './match.js'
 import type {Selector} from './match.js'
 import {viewOf} from './message-view.js'
@@ -80,6 +81,8 @@ export interface RedriveRequest {
   acceptDeliveryCost?: boolean
   /** Applied to each selected envelope before the reset; routing then reads the changed envelope. */
   transform?: EnvelopeTransform
+  /** Publish the reset copies and leave every original on the DLQ (`--copy`). */
+  copy?: boolean
 }
 
 export interface RedriveReport {
@@ -100,7 +103,7 @@ export interface RedriveReport {
 }
 
 /** The most messages one batch asks for. */
-const DEFAULT_BATCH = 500
+export const DEFAULT_BATCH = 500
 
 /**
  * The byte budget of one batch: the engine asks `DrainSession.next()` (and browse, in a dry run)
@@ -156,14 +159,14 @@ export class BatchSizer {
 }
 
 /** Why a message is too large to move, or undefined. */
-function tooLarge(message: BrokerMessage): string | undefined {
+export function tooLarge(message: BrokerMessage): string | undefined {
   if (message.body.length <= MAX_MOVE_MESSAGE_BYTES) return undefined
   const mib = (n: number) => `${(n / 1024 / 1024).toFixed(1)} MiB`
   return `the message is ${mib(message.body.length)}, larger than bq's largest movable message (${mib(MAX_MOVE_MESSAGE_BYTES)}): left in place`
 }
 
 /** What a message says about itself without decoding it (its native metadata). */
-function aboutUndecoded(message: BrokerMessage): About {
+export function aboutUndecoded(message: BrokerMessage): About {
   const native = message.native
   return {id: native.id ?? null, trace_id: native.traceId ?? null, urn: native.job ?? null, reason: native.nativeDeadLetter?.reason ?? null}
 }
@@ -182,9 +185,9 @@ function sameBrokerAs(source: BrokerAdapter, target: BrokerAdapter): boolean {
 }
 
 /** What an item reports about its message. */
-type About = Pick<RedriveItem, 'id' | 'trace_id' | 'urn' | 'reason'>
+export type About = Pick<RedriveItem, 'id' | 'trace_id' | 'urn' | 'reason'>
 
-function aboutOf(view: MessageView): About {
+export function aboutOf(view: MessageView): About {
   return {id: view.id ?? null, trace_id: view.traceId ?? null, urn: view.urn ?? null, reason: view.deadLetter?.reason ?? null}
 }
 
@@ -250,6 +253,10 @@ export async function redrive(request: RedriveRequest): Promise<RedriveReport> {
     return report
   }
 
+  const rules: PlanRules = {binding: request.source.binding, selectors: request.selectors, bypass: request.bypass, change: transformed, intoSource, runId: request.runId}
+  // A copy publishes the same reset copies and takes nothing from the DLQ.
+  if (request.copy) return copyMessages(request, target, rules, emit, report)
+
   const limiter = request.rate ? new RateLimiter(request.rate) : undefined
   const cap = Math.max(1, Math.min(request.batchSize ?? DEFAULT_BATCH, request.rate ?? Infinity))
   // Batches start small and grow while they fit the byte budget; a batch size the caller fixed starts at once.
@@ -267,52 +274,7 @@ export async function redrive(request: RedriveRequest): Promise<RedriveReport> {
   }
 
   /** Decodes, selects and resets a batch; changes nothing and reports nothing yet. */
-  const plan = (batch: ReservedMessage[]) => {
-    const kept: Array<{message: ReservedMessage; about: About; outcome: RedriveOutcome; target?: string; error?: string}> = []
-    const groups = new Map<string, Group>()
-    for (const message of batch) {
-      const large = tooLarge(message)
-      if (large !== undefined) {
-        kept.push({message, about: aboutUndecoded(message), outcome: 'failed', error: large})
-        continue
-      }
-      const view = viewOf(message, request.source.binding)
-      if (!view.envelope) {
-        kept.push({message, about: aboutOf(view), outcome: 'poison', error: view.decodeError})
-        continue
-      }
-      if (!matchesAll(view, request.selectors)) {
-        kept.push({message, about: aboutOf(view), outcome: 'skipped'})
-        continue
-      }
-      const changed = transformed(view)
-      if ('error' in changed) {
-        kept.push({message, about: aboutOf(view), outcome: 'failed', error: changed.error})
-        continue
-      }
-      const queue = changed.queue
-      if (queue === undefined) {
-        kept.push({message, about: aboutOf(view), outcome: 'failed', error: 'no original queue recorded: use --to'})
-        continue
-      }
-      if (intoSource(queue)) {
-        kept.push({message, about: aboutOf(view), outcome: 'failed', target: queue, error: intoItself(queue)})
-        continue
-      }
-      const body = resetForRedriveBytes(changed.envelope)
-      // The reset copy differs only in attempts, so its projection needs no second parse.
-      const fields = fieldsOf(changed.envelope)
-      fields.attempts = 0
-      const group = groups.get(queue) ?? []
-      // Only what the report needs is kept until the move: the view and its tree die young.
-      const outgoing: OutgoingMessage = {body, fields, bypass: request.bypass, republish: true, ...(request.runId === undefined ? {} : {runId: request.runId})}
-      // The message's own headers (traceparent and the like) travel with it, to this broker or another.
-      if (message.appHeaders !== undefined && Object.keys(message.appHeaders).length > 0) outgoing.appHeaders = message.appHeaders
-      group.push({message, about: aboutOf(view), outgoing})
-      groups.set(queue, group)
-    }
-    return {kept, groups}
-  }
+  const plan = (batch: ReservedMessage[]) => planBatch(batch, rules)
 
   const moveAll = async (groups: Map<string, Group>) => {
     for (const [queue, group] of groups) {
@@ -393,7 +355,74 @@ export async function redrive(request: RedriveRequest): Promise<RedriveReport> {
   return report
 }
 
-type Group = Array<{message: ReservedMessage; about: About; outgoing: OutgoingMessage}>
+export type Group<M extends BrokerMessage = ReservedMessage> = Array<{message: M; about: About; outgoing: OutgoingMessage}>
+
+/** What decides a message's fate in a redrive (or a copy): the selection and where it goes. */
+export interface PlanRules {
+  binding: Binding
+  selectors: Selector[]
+  bypass: boolean
+  /**
+   * A selected message's envelope as it will be sent (after --patch, if any) and the queue it goes
+   * to (--to, else its original queue; undefined when none is recorded), or why it cannot change.
+   */
+  change: (view: MessageView) => {envelope: Envelope; queue: string | undefined} | {error: string}
+  /** The run ledger's id, stamped as the bq-run-id header on every copy. */
+  runId?: string
+  /** True when a copy to this queue would land on the DLQ being read. */
+  intoSource: (queue: string) => boolean
+}
+
+/**
+ * Decodes, selects and resets a batch; changes nothing and reports nothing yet. `kept` stay on
+ * the DLQ (with their outcome); `groups` are the reset copies to publish, per target queue.
+ */
+export function planBatch<M extends BrokerMessage>(batch: M[], rules: PlanRules) {
+  const kept: Array<{message: M; about: About; outcome: RedriveOutcome; target?: string; error?: string}> = []
+  const groups = new Map<string, Group<M>>()
+  for (const message of batch) {
+    const large = tooLarge(message)
+    if (large !== undefined) {
+      kept.push({message, about: aboutUndecoded(message), outcome: 'failed', error: large})
+      continue
+    }
+    const view = viewOf(message, rules.binding)
+    if (!view.envelope) {
+      kept.push({message, about: aboutOf(view), outcome: 'poison', error: view.decodeError})
+      continue
+    }
+    if (!matchesAll(view, rules.selectors)) {
+      kept.push({message, about: aboutOf(view), outcome: 'skipped'})
+      continue
+    }
+    const changed = rules.change(view)
+    if ('error' in changed) {
+      kept.push({message, about: aboutOf(view), outcome: 'failed', error: changed.error})
+      continue
+    }
+    const queue = changed.queue
+    if (queue === undefined) {
+      kept.push({message, about: aboutOf(view), outcome: 'failed', error: 'no original queue recorded: use --to'})
+      continue
+    }
+    if (rules.intoSource(queue)) {
+      kept.push({message, about: aboutOf(view), outcome: 'failed', target: queue, error: intoItself(queue)})
+      continue
+    }
+    const body = resetForRedriveBytes(changed.envelope)
+    // The reset copy differs only in attempts, so its projection needs no second parse.
+    const fields = fieldsOf(changed.envelope)
+    fields.attempts = 0
+    const group = groups.get(queue) ?? []
+    // Only what the report needs is kept until the move: the view and its tree die young.
+    const outgoing: OutgoingMessage = {body, fields, bypass: rules.bypass, republish: true, ...(rules.runId === undefined ? {} : {runId: rules.runId})}
+    // The message's own headers (traceparent and the like) travel with it, to this broker or another.
+    if (message.appHeaders !== undefined && Object.keys(message.appHeaders).length > 0) outgoing.appHeaders = message.appHeaders
+    group.push({message, about: aboutOf(view), outgoing})
+    groups.set(queue, group)
+  }
+  return {kept, groups}
+}
 
 /**
  * Refuses, before anything is read, a redrive that would cost messages deliveries on a queue
@@ -402,26 +431,34 @@ type Group = Array<{message: ReservedMessage; about: About; outgoing: OutgoingMe
  * free), any other run unless the operator accepted that what it leaves behind costs one
  * delivery each. Commands call it before asking for confirmation; redrive() calls it again.
  */
-export async function checkDeliveryCost(request: Pick<RedriveRequest, 'source' | 'dlq' | 'dryRun' | 'selectors' | 'max' | 'acceptDeliveryCost'>): Promise<void> {
-  // A dry run on a broker with a true peek browses (planOnly): it hands nothing back, so costs nothing.
-  if (request.dryRun && request.source.capabilities.truePeek) return
+export async function checkDeliveryCost(request: Pick<RedriveRequest, 'source' | 'dlq' | 'dryRun' | 'selectors' | 'max' | 'acceptDeliveryCost' | 'copy'>, run: 'redrive' | 'purge' = 'redrive'): Promise<void> {
+  // A dry run (or a copy) on a broker with a true peek browses (planOnly): it hands nothing back, so costs nothing.
+  if ((request.dryRun || request.copy) && request.source.capabilities.truePeek) return
   const cost = await request.source.readsCostDeliveries?.(request.dlq)
   if (cost === undefined) return
   const limit = cost.limit === undefined ? '' : ` (delivery limit ${cost.limit})`
   const instead = cost.alternative === undefined ? '' : `; ${cost.alternative}`
+  const does = run === 'purge' ? 'removes' : 'moves'
   if (request.dryRun) {
-    throw new UsageError(`${cost.queue}${limit} counts deliveries: a dry run would take every message and hand it back, which ${cost.cost}. Nothing was read; a redrive without --dry-run moves what it can${instead}`, 'delivery-cost')
+    throw new UsageError(`${cost.queue}${limit} counts deliveries: a dry run would take every message and hand it back, which ${cost.cost}. Nothing was read; a ${run} without --dry-run ${does} what it can${instead}`, 'delivery-cost')
   }
   if (request.acceptDeliveryCost) return
-  const leaves = request.selectors.length > 0 ? 'the messages the selection (--select, --where, --since, --until) leaves behind, and poison ones,' : 'messages it cannot move (poison bodies, envelopes without an original queue, copies the target refused)'
-  throw new UsageError(`${cost.queue}${limit} counts deliveries: a redrive hands ${leaves} back, which ${cost.cost}. Nothing was read; add --accept-delivery-cost to redrive it anyway (one delivery per message left behind; messages beyond --max are not touched)`, 'delivery-cost')
+  const what = request.copy ? 'a copy' : `a ${run}`
+  const leaves = request.copy
+    ? 'every message (the originals stay)'
+    : request.selectors.length > 0
+      ? 'the messages the selection (--select, --where, --since, --until) leaves behind, and poison ones,'
+      : run === 'purge'
+        ? 'messages it cannot back up exactly (poison bodies, envelopes the backup line would not restore byte for byte)'
+        : 'messages it cannot move (poison bodies, envelopes without an original queue, copies the target refused)'
+  throw new UsageError(`${cost.queue}${limit} counts deliveries: ${what} hands ${leaves} back, which ${cost.cost}. Nothing was read; add --accept-delivery-cost to ${run} it anyway (one delivery per message left behind; messages beyond --max are not touched)`, 'delivery-cost')
 }
 
 /**
  * A run that ended on an error after it examined messages: the error keeps its code and exit
  * code (a lost broker stays exit 4) and carries the report of what the run did.
  */
-function failedRun(error: unknown, report: RedriveReport): unknown {
+export function failedRun(error: unknown, report: RedriveReport): unknown {
   if (report.counts.examined === 0) return error
   if (!report.stopped_early) {
     report.stopped_early = true
@@ -457,7 +494,7 @@ async function moveGroup(
  * others it drains and releases everything, which the broker returns to place on close. Pages
  * are sized by bytes like a redrive's batches.
  */
-async function planOnly(request: RedriveRequest, visit: (message: BrokerMessage) => void): Promise<void> {
+export async function planOnly(request: Pick<RedriveRequest, 'source' | 'dlq' | 'max'>, visit: (message: BrokerMessage) => void): Promise<void> {
   const {source, dlq} = request
   const limit = request.max > 0 ? request.max : Infinity
   const sizer = new BatchSizer(DEFAULT_BATCH)

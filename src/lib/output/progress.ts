@@ -29,6 +29,8 @@ export interface ProgressOptions {
   total?: number
   /** Show moved/failed/left (redrive, replay). */
   moves?: boolean
+  /** What a done move is called (default "moved"; a purge's "purged", a copy's "copied"). */
+  movedLabel?: string
   json: boolean
 }
 
@@ -42,7 +44,7 @@ export function startProgress(options: ProgressOptions, stream: NodeJS.WriteStre
   const {SingleBar} = createRequire(import.meta.url)('cli-progress') as typeof import('cli-progress')
   const known = options.total !== undefined && options.total > 0
   // Short enough for 80 columns; for moves "left" says what the count is.
-  const moves = options.moves ? ' | {moved} moved, {failed} failed' + (known ? ', {left} left' : '') : ''
+  const moves = options.moves ? ` | {moved} ${options.movedLabel ?? 'moved'}, {failed} failed` + (known ? ', {left} left' : '') : ''
   const unit = options.moves && known ? '' : ` ${options.unit}`
   const format = known ? `{bar} {value}/{total}${unit}${moves} | {rate}/s | ETA {eta_formatted}` : `{value} ${options.unit}${moves} | {rate}/s`
   const bar: SingleBar = new SingleBar({

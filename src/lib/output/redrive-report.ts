@@ -11,12 +11,15 @@ const LABEL: Record<RedriveItem['outcome'], string> = {
   failed: 'FAILED',
 }
 
-export function itemLine(item: RedriveItem): string {
+/** Labels a run names differently (a purge's `purged`, a copy's `copied`). */
+export type OutcomeLabels = Partial<Record<RedriveItem['outcome'], string>>
+
+export function itemLine(item: RedriveItem, labels: OutcomeLabels = {}): string {
   const arrow = item.target ? ` -> ${item.target}` : ''
   const why = item.error ? `  (${item.error})` : ''
   // A dry run's sample of what would be sent (--patch): the bytes, indented on the next line.
   const sample = item.envelope === undefined ? '' : `\n    ${item.envelope}`
-  return [LABEL[item.outcome], item.id ?? '-', item.urn ?? '-', item.reason ? `reason=${item.reason}` : ''].filter(Boolean).join('\t') + arrow + why + sample
+  return [labels[item.outcome] ?? LABEL[item.outcome], item.id ?? '-', item.urn ?? '-', item.reason ? `reason=${item.reason}` : ''].filter(Boolean).join('\t') + arrow + why + sample
 }
 
 export function summaryLine(report: RedriveReport, verb: string): string {
@@ -28,8 +31,8 @@ export function summaryLine(report: RedriveReport, verb: string): string {
 }
 
 /** Writes item lines as they come, when listing is on. */
-export function itemPrinter(out: OutputWriter, enabled: boolean): (item: RedriveItem) => void {
+export function itemPrinter(out: OutputWriter, enabled: boolean, labels: OutcomeLabels = {}): (item: RedriveItem) => void {
   return (item) => {
-    if (enabled) out.line(itemLine(item))
+    if (enabled) out.line(itemLine(item, labels))
   }
 }

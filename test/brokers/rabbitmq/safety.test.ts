@@ -213,6 +213,13 @@ describe('a quorum DLQ with x-delivery-limit 2', () => {
     await publish(dlq, bodies)
 
     await assertRefused(queue, dlq)
+    // A purge that leaves messages behind and a copy (which hands back every one) are refused the same way, before anything is read or written.
+    for (const args of [['dlq', 'purge', queue, ...select('a'), '--no-backup'], ['dlq', 'redrive', queue, '--copy', '--to', `${queue}.sandbox`]]) {
+      const refused = await runBq([...args, '--yes', '--json', '-b', AMQP_URL])
+      const output = jsonOutput(refused.stdout)
+      assert.equal(!output.ok && output.error.code, 'delivery-cost', refused.stdout)
+      assert.match(!output.ok ? output.error.message : '', /add --accept-delivery-cost/)
+    }
     assert.deepEqual(await counts(dlq), {ready: 12, consumers: 0})
 
     await consentedRun(queue, 'a', {examined: 12, redriven: 3, skipped: 9})

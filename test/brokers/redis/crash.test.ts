@@ -1,4 +1,5 @@
-/** SIGKILL during redrive on the Redis. */
-import {crashCases, crashSuite} from '../../suites/crash-suite.js'
+/** SIGKILL during redrive and during purge on the Redis. */
+import {crashCases, crashSuite, purgeCrashSuite} from '../../suites/crash-suite.js'
 
 crashSuite(crashCases.redis)
+purgeCrashSuite(crashCases.redis)
