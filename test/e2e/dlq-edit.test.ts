@@ -81,7 +81,12 @@ describe('dlq edit resubmits the edited message', () => {
       const run = await bq(['dlq', 'edit', queue, '--id', FIRST, '--yes', '--json', '-b', target.url()], replacing('"amount_cents": 12990', '"amount_cents": 100'))
       assert.equal(run.code, 0, run.stderr)
       const expected = resetForRedrive(decode(lines[0].replace('"amount_cents":12990', '"amount_cents":100'))).text
-      assert.deepEqual(jsonResult(run.stdout), {dlq: `${queue}.dlq`, id: FIRST, target: queue, dry_run: false, envelope: expected, resubmitted: true})
+      const {run_id: runId, ...result} = jsonResult(run.stdout)
+      assert.deepEqual(result, {dlq: `${queue}.dlq`, id: FIRST, target: queue, dry_run: false, envelope: expected, resubmitted: true})
+      // The resubmission is in the run ledger, with the id it resubmitted.
+      const shown = jsonResult((await bq(['runs', 'show', String(runId), '--json'])).stdout)
+      assert.equal(shown.command, 'dlq edit')
+      assert.deepEqual(shown.ids, {resubmitted: [FIRST]})
       assert.deepEqual(await bodies(target.url(), queue), [expected])
       assert.deepEqual(await bodies(target.url(), `${queue}.dlq`), lines.slice(1).sort())
     })
