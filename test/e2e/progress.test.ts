@@ -71,7 +71,11 @@ describe('no progress off a terminal', () => {
   test('piped stderr gets the summary only, no escape codes', async () => {
     const result = await runBq(['publish', URN, '-q', 'p3', '-b', url, '--count', '5000'], {env})
     assert.equal(result.code, 0, result.stderr)
-    assert.equal(result.stderr, `published 5000 messages to p3 on ${url}\n`)
+    // The summary, and the run ledger's one line.
+    const [summary, recorded, rest] = result.stderr.split('\n')
+    assert.equal(summary, `published 5000 messages to p3 on ${url}`)
+    assert.match(recorded, /^recorded as run [0-9a-f-]{36} \(bq runs show [0-9a-f]{8}\)$/)
+    assert.equal(rest, '')
     assert.ok(!result.stderr.includes('\x1B'), result.stderr)
   })
 })
