@@ -3,6 +3,7 @@
  * - pick a group, pick "act on the whole group", redrive: the dry run shows the counts, the
  *   equivalent command is printed, the redrive's own prompt confirms, and the group's messages
  *   move while the other group stays; "quit" then exits 0;
+ * - one message: export to a file (the printed peek line), then redrive to a sandbox queue it asks for;
  * - Ctrl-C at a triage prompt exits 130, having changed nothing;
  * - off a terminal, and with --json, it refuses with a one-line usage error (exit 2).
  */
@@ -81,6 +82,49 @@ describe('bq dlq triage', {skip: hasTmux ? false : 'tmux is not installed'}, () 
       assert.equal(await depth(url, `${queue}.dlq`), 1)
     })
   }
+
+  test('embedded store: one message exported to a file, then redriven to a sandbox queue it asks for', async () => {
+    const url = `sqlite://${path.join(dir, 'q.db')}`
+    const queue = uniqueQueue('triage-one')
+    const file = path.join(dir, `${queue}.export.jsonl`)
+    await seed(url, queue)
+    const session = new TmuxBq(['dlq', 'triage', queue, '-b', url], {env, cwd: dir})
+    try {
+      // Waits on the active prompt ("? …"): inquirer rewrites an answered one as "✔ …".
+      const openMessage = async () => {
+        await session.waitFor('? Pick a group')
+        session.keys('Enter')
+        await session.waitFor('? failed / urn:babel:orders:created: page 1')
+        session.keys('Down', 'Enter') // the group's first message
+        await session.waitFor('? Act on message 4a1f9c2e-7b3d-4e6a-8f10-2c4d6e8fa001')
+      }
+      await openMessage()
+      session.keys('Down', 'Down', 'Down', 'Down', 'Enter') // export
+      await session.waitFor('Export to file')
+      session.keys('C-u', file, 'Enter')
+      const line = await session.waitFor('Run it?')
+      assert.ok(line.includes(`equivalent command: bq peek ${queue}.dlq --all --jsonl --with-headers --where 'meta.id == "4a1f9c2e-7b3d-4e6a-8f10-2c4d6e8fa001"'`), line)
+      session.keys('y', 'Enter')
+      await openMessage()
+      session.keys('Down', 'Enter') // redrive to a sandbox queue
+      await session.waitFor('Sandbox queue name')
+      session.keys(`${queue}.sandbox`, 'Enter')
+      const preview = await session.waitFor('(y/N)')
+      assert.match(preview, /1 would be moved, 3 not selected/)
+      assert.ok(preview.includes(`equivalent command: bq dlq redrive ${queue} --to ${queue}.sandbox --select id=4a1f9c2e-7b3d-4e6a-8f10-2c4d6e8fa001 --yes`), preview)
+      session.keys('y', 'Enter')
+      await session.waitFor('? Pick a group')
+      session.keys('C-c')
+      assert.equal(await session.exitCode(), 130, session.screen())
+    } finally {
+      session.close()
+    }
+    const exported = readFileSync(file, 'utf8').trim().split('\n')
+    assert.equal(exported.length, 1)
+    assert.equal((JSON.parse(exported[0]) as {envelope: {meta: {id: string}}}).envelope.meta.id, '4a1f9c2e-7b3d-4e6a-8f10-2c4d6e8fa001')
+    assert.equal(await depth(url, `${queue}.sandbox`), 1)
+    assert.equal(await depth(url, `${queue}.dlq`), 3)
+  })
 
   test('Ctrl-C at a triage prompt exits 130 and changes nothing', async () => {
     const url = `sqlite://${path.join(dir, 'q.db')}`

@@ -1,3 +1,5 @@
+import {existsSync} from 'node:fs'
+
 import {Args, Flags} from '@oclif/core'
 
 import {BqCommand} from '../../lib/cli/base-command.js'
@@ -26,7 +28,7 @@ interface ActionPlan {
   command: string[]
   rest: string[]
   preview: boolean
-  /** Takes --yes when run without a terminal (the printed runbook line carries it). */
+  /** Asks its own confirmation on a terminal and takes --yes off one (the printed runbook line carries it); otherwise triage asks before running it. */
   takesYes: boolean
   stdoutFile?: string
 }
@@ -179,12 +181,14 @@ async function planAction(action: Action, target: TriageTarget, scope: TriageSco
     }
     case 'purge': return {command: ['dlq', 'purge', scope.queue], rest: select, preview: true, takesYes: true}
     case 'export': {
-      const file = await askName('Export to file', `${dlq}.triage-${new Date().toISOString().replace(/[:.]/g, '-')}.jsonl`)
+      let file = await askName('Export to file', `${dlq}.triage-${new Date().toISOString().replace(/[:.]/g, '-')}.jsonl`)
+      // An export never overwrites a file.
+      while (existsSync(file)) file = await askName(`${file} exists; export to another file`)
       return {command: ['peek', dlq], rest: ['--all', '--jsonl', '--with-headers', ...peekFilterArgs(target)], preview: false, takesYes: false, stdoutFile: file}
     }
     case 'edit': {
       if (target.kind !== 'message') throw new UsageError('edit acts on one message')
-      return {command: ['dlq', 'edit', scope.queue], rest: ['--id', target.id], preview: false, takesYes: false}
+      return {command: ['dlq', 'edit', scope.queue], rest: ['--id', target.id], preview: false, takesYes: true}
     }
   }
 }
