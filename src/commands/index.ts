@@ -15,6 +15,7 @@ import DlqLs from './dlq/ls.js'
 import DlqPurge from './dlq/purge.js'
 import DlqRecover from './dlq/recover.js'
 import DlqRedrive from './dlq/redrive.js'
+import DlqTriage from './dlq/triage.js'
 import Peek from './peek.js'
 import Publish from './publish.js'
 import Replay from './replay.js'
@@ -34,6 +35,7 @@ export const COMMANDS = {
   'dlq:purge': DlqPurge,
   'dlq:recover': DlqRecover,
   'dlq:redrive': DlqRedrive,
+  'dlq:triage': DlqTriage,
   peek: Peek,
   publish: Publish,
   replay: Replay,

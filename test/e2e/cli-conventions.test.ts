@@ -54,7 +54,7 @@ describe('help', () => {
       }
     }
     const topics = await bq(['help', 'dlq'])
-    for (const id of ['dlq inspect', 'dlq redrive', 'dlq recover', 'dlq edit']) assert.match(topics.stdout, new RegExp(id))
+    for (const id of ['dlq inspect', 'dlq redrive', 'dlq recover', 'dlq edit', 'dlq triage']) assert.match(topics.stdout, new RegExp(id))
     const context = await bq(['help', 'context'])
     for (const id of ['add', 'list', 'use', 'show', 'remove']) assert.match(context.stdout, new RegExp(`context ${id}`))
   })
