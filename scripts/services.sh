@@ -19,6 +19,13 @@ wait_port() {
   return 1
 }
 
+# The interactive tests (dlq triage, confirmation prompts) drive bq in a tmux pane.
+ensure_tmux() {
+  command -v tmux >/dev/null && return 0
+  echo "services: installing tmux for the terminal tests"
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q tmux >/dev/null 2>&1 || { apt-get update -q >/dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q tmux >/dev/null; } || { echo "services: could not install tmux (apt-get install tmux)" >&2; exit 1; }
+}
+
 ensure_redis() {
   if port_open 6379; then echo "services: redis already running on 6379"; return; fi
   command -v redis-server >/dev/null || { echo "services: redis-server is not installed (apt-get install redis-server)" >&2; exit 1; }
@@ -51,6 +58,7 @@ ensure_rabbitmq_management() {
 
 case "${1:-start}" in
   start)
+    ensure_tmux
     ensure_redis
     ensure_rabbitmq
     java_brokers="${BQ_JAVA_BROKERS-kafka artemis sqs pulsar}"

@@ -50,7 +50,9 @@ const brokers: Array<{name: string; url: () => string; available: (t: TestContex
   {name: 'redis', url: () => redisUrl, available: (t) => requireBroker(t, 'Redis', new URL(redisUrl).hostname, Number(new URL(redisUrl).port || 6379))},
 ]
 
-describe('bq dlq triage', {skip: hasTmux ? false : 'tmux is not installed'}, () => {
+// Under CI a missing tmux is a failure, never a skip (scripts/services.sh installs it).
+const noTmux = process.env.CI === 'true' ? false : 'tmux is not installed'
+describe('bq dlq triage', {skip: hasTmux ? false : noTmux}, () => {
   for (const broker of brokers) {
     test(`${broker.name}: pick a group, preview the redrive, see the runbook line, confirm; the group moves; quit exits 0`, async (t) => {
       if (!(await broker.available(t))) return
