@@ -4,6 +4,7 @@
  * A new command is added here as well as in its own file; test/unit/commands-index.test.ts
  * checks that every file under src/commands is listed.
  */
+import CompleteQueues from './__complete-queues.js'
 import ContextAdd from './context/add.js'
 import ContextList from './context/list.js'
 import ContextRemove from './context/remove.js'
@@ -24,6 +25,7 @@ import RunsShow from './runs/show.js'
 import Validate from './validate.js'
 
 export const COMMANDS = {
+  '__complete-queues': CompleteQueues,
   'context:add': ContextAdd,
   'context:list': ContextList,
   'context:remove': ContextRemove,

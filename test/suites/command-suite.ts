@@ -14,7 +14,7 @@ import type {Capabilities} from '../../src/lib/brokers/adapter.js'
 import {openBroker} from '../../src/lib/brokers/registry.js'
 import {decode, resetForRedrive} from '../../src/lib/envelope/index.js'
 import {requireBroker, uniqueQueue} from '../support/brokers.js'
-import {hasStackTrace, jsonOutput, jsonResult, runBq} from '../support/cli.js'
+import {hasStackTrace, jsonOutput, jsonResult, runBq, startBq} from '../support/cli.js'
 import {repoRoot} from '../support/conformance.js'
 
 export const redisUrl = process.env.BQ_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379/0'
@@ -108,6 +108,15 @@ export async function depth(url: string, queue: string, extra: string[] = []): P
   return jsonResult(result.stdout).depth as number
 }
 
+/** Resolves once the text seen so far holds `count` lines (fails after 20 s). */
+async function untilLines(seen: () => string, count: number): Promise<void> {
+  const until = Date.now() + 20_000
+  while (seen().split('\n').filter((line) => line !== '').length < count) {
+    if (Date.now() > until) throw new Error(`timed out waiting for ${count} line(s); seen: ${seen()}`)
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+}
+
 const depthOf = depth
 const bodiesOf = rawBodies
 
@@ -179,6 +188,32 @@ export function commandSuite(broker: BrokerCase): void {
       assert.equal((byUrn.messages as unknown[]).length, 2)
       const byTrace = await json(['peek', queue, '-b', broker.url(), '--trace-id', '7b3f9c2a-e41d-4f88-9b2a-1c0d5e6f7a8b', ...read])
       assert.deepEqual((byTrace.messages as Array<{id: string}>).map((m) => m.id), [traced.stdout.trim()])
+    })
+
+    test('peek --follow --jsonl prints what waits, then what arrives, byte-exact, consuming nothing; Ctrl-C exits 130 (refused without a true peek)', async (t) => {
+      if (!(await ready(t))) return
+      const queue = uniqueQueue('follow')
+      if (!capabilities().truePeek) {
+        const refused = await runBq(['peek', queue, '--follow', '--jsonl', ...read, '-b', broker.url()])
+        assert.equal(refused.code, 2, refused.stderr)
+        assert.match(refused.stderr, /no true peek .* --follow/)
+        return
+      }
+      const publish = async (count: string) => assert.equal((await runBq(['publish', 'urn:babel:orders:created', '-d', '{"amount":99.90}', '-q', queue, '--count', count, '-b', broker.url()])).code, 0)
+      await publish('1')
+      const {child, done} = startBq(['peek', queue, '--follow', '--jsonl', '-b', broker.url()])
+      let seen = ''
+      child.stdout.on('data', (chunk: Buffer) => (seen += chunk.toString('utf8')))
+      await untilLines(() => seen, 1)
+      await publish('2')
+      await untilLines(() => seen, 3)
+      child.kill('SIGINT')
+      const result = await done
+      assert.equal(result.code, 130, result.stderr)
+      assert.match(result.stderr, /stopped following .* \(SIGINT\): 3 message\(s\) shown, 3 scanned/)
+      const printed = result.stdout.trim().split('\n')
+      assert.deepEqual(inOrder(printed), inOrder(await rawBodies(broker.url(), queue)))
+      assert.equal(await depth(broker.url(), queue), 3, 'follow consumed nothing')
     })
 
     test('a queue that does not exist: a one-line queue-not-found error (exit 1) where queues exist apart from their messages, else empty', async (t) => {

@@ -372,6 +372,24 @@ describe('kafka adapter', () => {
     }, () => openBroker(threeWay))
   })
 
+  it('a browse resumed past what it read (peek --follow) returns the records appended since, in every partition, each once', async (t) => {
+    const threeWay = kafkaUrl.includes('?') ? `${kafkaUrl}&partitions=3` : `${kafkaUrl}?partitions=3`
+    await withAdapter(t, async (adapter) => {
+      const q = topic('resume')
+      const bodies = numbered(9)
+      // Sticky partitioning: each batch goes to one partition, the next batch to another.
+      for (let send = 0; send < 2; send++) await adapter.publish(q, bodies.slice(send * 2, send * 2 + 2).map((body) => out(body)))
+      const first = await adapter.browse(q, {limit: 100, offset: 0})
+      assert.equal(first.length, 4)
+      for (let send = 0; send < 3; send++) await adapter.publish(q, [out(bodies[4 + send])])
+      await adapter.publish(q, bodies.slice(7).map((body) => out(body)))
+      const next = await adapter.browse(q, {limit: 100, offset: 4})
+      assert.deepEqual(next.map((m) => m.body.toString()).sort(), bodies.slice(4).map(String).sort())
+      assert.ok(new Set([...first, ...next].map((m) => m.position!.split(':')[0])).size > 1, 'the records went to more than one partition')
+      assert.deepEqual(await adapter.browse(q, {limit: 100, offset: 9}), [])
+    }, () => openBroker(threeWay))
+  })
+
   it('refuses delayed publishing and invalid topic names', async (t) => {
     await withAdapter(t, async (adapter) => {
       await assert.rejects(adapter.publish(topic('delay'), [{...out(Buffer.from('{}')), delayMs: 1000}]), (error: unknown) => error instanceof UsageError && /no delayed delivery/.test(error.message))

@@ -86,12 +86,17 @@ export class TopicScan {
     readonly fingerprint: string,
   ) {}
 
-  /** Lets a resumed scan see records appended since it started. */
+  /**
+   * Lets a resumed scan see records appended since it started. Every partition is asked again
+   * (each reader goes on from where it stopped, so nothing is returned twice): a partition read
+   * to its end before may have grown, and peek --follow resumes the same scan poll after poll.
+   */
   extendTo(marks: Map<number, Watermarks>): void {
     for (const reader of this.readers) {
       const high = marks.get(reader.partition)?.high
       if (high !== undefined && high > reader.end) reader.end = high
     }
+    this.current = 0
   }
 
   async next(): Promise<{partition: number; record: KafkaRecord} | undefined> {
