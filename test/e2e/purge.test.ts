@@ -112,6 +112,11 @@ describe('dlq purge on the embedded store', () => {
     assert.equal(bare.code, 0, bare.stderr)
     assert.deepEqual((jsonResult(bare.stdout).counts as Record<string, number>).purged, 2)
     assert.equal(jsonResult(bare.stdout).backup, null)
+    // The run ledger names the counts as the report does, and lists the ids as deleted.
+    const shown = jsonResult((await bq(['runs', 'show', String(jsonResult(bare.stdout).run_id), '--json'])).stdout)
+    assert.equal(shown.command, 'dlq purge')
+    assert.equal((shown.counts as Record<string, number>).purged, 2)
+    assert.equal((shown.ids as {deleted: string[]}).deleted.length, 2)
     assert.deepEqual(readdirSync(cwd), [path.basename(printed[1])])
     assert.deepEqual((await contents(sqliteUrl, queue)).bodies, [])
   })

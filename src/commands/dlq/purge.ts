@@ -8,7 +8,7 @@ import {purgeQuestion} from '../../lib/cli/confirm.js'
 import {dlqName} from '../../lib/cli/dlq-name.js'
 import {selectionFlags, selectionRecord, sharedFlags} from '../../lib/cli/flags.js'
 import {confirmChange} from '../../lib/cli/guardrails.js'
-import {moveTally, noteMoved, runMoves} from '../../lib/cli/move-run.js'
+import {moveTallyAs, noteMoved, runMoves} from '../../lib/cli/move-run.js'
 import type {MoveResult} from '../../lib/cli/move-run.js'
 import {recordRun} from '../../lib/ledger/record.js'
 import {selectorsFromFlags} from '../../lib/ops/match.js'
@@ -89,7 +89,7 @@ Exit status: 0 when every selected message was deleted, 3 when some were not, 2 
             (hooks) => purge({source, dlq, selectors, max: flags.max, dryRun, backup, acceptDeliveryCost, ...hooks}),
           )
           return ledger.recorded ? {...result, run_id: ledger.id} : result
-        }, {warn: (text) => this.warn(text), tally: moveTally, log: json ? undefined : log})), report)
+        }, {warn: (text) => this.warn(text), tally: moveTallyAs(NAMES), log: json ? undefined : log})), report)
       } finally {
         backup?.close()
       }

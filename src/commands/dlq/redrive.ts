@@ -6,7 +6,7 @@ import {redriveQuestion} from '../../lib/cli/confirm.js'
 import {dlqName} from '../../lib/cli/dlq-name.js'
 import {selectionFlags, selectionRecord, sharedFlags} from '../../lib/cli/flags.js'
 import {confirmChange} from '../../lib/cli/guardrails.js'
-import {bypassWarning, moveTally, noteMoved, runMoves} from '../../lib/cli/move-run.js'
+import {bypassWarning, moveTally, moveTallyAs, noteMoved, runMoves} from '../../lib/cli/move-run.js'
 import {recordRun} from '../../lib/ledger/record.js'
 import type {MoveResult} from '../../lib/cli/move-run.js'
 import {selectorsFromFlags} from '../../lib/ops/match.js'
@@ -92,7 +92,7 @@ Exit status: 0 when every selected message moved, 3 when some did not, 2 for usa
           redrive({source, target, dlq, toQueue: flags.to, selectors, max: flags.max, rate: flags.rate, bypass: flags.bypass, dryRun: flags['dry-run'], acceptDeliveryCost, transform, copy, runId: ledger.recorded ? ledger.id : undefined, ...hooks}),
         )
         return ledger.recorded ? {...result, run_id: ledger.id} : result
-      }, {warn: (text) => this.warn(text), tally: moveTally, log: json ? undefined : log})
+      }, {warn: (text) => this.warn(text), tally: copy ? moveTallyAs(COPY_NAMES) : moveTally, log: json ? undefined : log})
       if (!copy) return run()
       // A copy's report says copied, not moved.
       const named = (result: MoveResult) => renamedRun(result, COPY_NAMES)

@@ -86,6 +86,16 @@ export function moveTally(result: unknown): RunTally {
   return {counts: {...(result as RedriveReport).counts}}
 }
 
+/** moveTally with the counts named as the command's report names them (purged, copied). */
+export function moveTallyAs(names: {done: string; would: string}): (result: unknown) => RunTally {
+  return (result) => {
+    const tally = moveTally(result)
+    if (tally.counts === undefined) return tally
+    const {redriven, would_redrive: would, ...rest} = tally.counts
+    return {counts: {...rest, [names.done]: redriven, [names.would]: would}}
+  }
+}
+
 /** Notes each message a run moved in the ledger's run (for runMoves' onItem). */
 export function noteMoved(run: Run, what = 'moved'): (item: RedriveItem) => void {
   return (item) => {
