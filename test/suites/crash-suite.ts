@@ -212,8 +212,17 @@ export function crashSuite(c: CrashCase): void {
           assert.equal(recovered.code, 0, recovered.stderr)
           await c.settle?.([dlqOf(queue), queue])
           if (trial === 0) assert.equal(await adapter.count(dlqOf(queue)), 0, 'a full run empties the DLQ')
-          const seen = await census(adapter, [dlqOf(queue), queue], c.censusByDraining)
-          const missing = [...ids].filter((id) => !seen.has(id))
+          let seen = await census(adapter, [dlqOf(queue), queue], c.censusByDraining)
+          let missing = [...ids].filter((id) => !seen.has(id))
+          if (missing.length > 0 && !c.censusByDraining) {
+            // A browse is a view, and a loaded broker has shown a short one (Artemis, in CI, once:
+            // thousands unseen, none lost on a second look). Before calling anything lost, count
+            // again by receiving: the trial's queues are discarded next anyway.
+            t.diagnostic(`${c.name} trial ${trial}: the browse census missed ${missing.length}; counting again by receiving`)
+            seen = await census(adapter, [dlqOf(queue), queue], true)
+            missing = [...ids].filter((id) => !seen.has(id))
+            t.diagnostic(`${c.name} trial ${trial}: the receiving census misses ${missing.length}`)
+          }
           assert.deepEqual(missing.slice(0, 5), [], `trial ${trial}: ${missing.length} meta.id(s) lost`)
           if (exactlyOnce) {
             const doubled = [...seen].filter(([, n]) => n > 1)

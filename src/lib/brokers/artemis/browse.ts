@@ -12,7 +12,7 @@
 import type {Message, Receiver, Session} from 'rhea'
 
 import {BqError} from '../../errors.js'
-import {creditOf, type ArtemisConnection} from './connection.js'
+import {creditOf, drainOnce, type ArtemisConnection} from './connection.js'
 
 /** Messages skipped per read when moving to an offset. */
 const SKIP_CHUNK = 1000
@@ -21,6 +21,8 @@ export class ArtemisBrowser {
   private readonly buffer: Message[] = []
   private failure: Error | undefined
   private drainedWaiter: (() => void) | undefined
+  /** Called when deliveries use the credit up while a drain is pending (see drain()). */
+  private creditSpent: (() => void) | undefined
   private readonly stopWatching: () => void
   private closed = false
   /** Messages read from the head so far (returned or skipped). */
@@ -37,8 +39,7 @@ export class ArtemisBrowser {
       // Settling a browsed copy acknowledges nothing; it frees rhea's delivery slot.
       context.delivery?.accept()
       if (context.message !== undefined) this.buffer.push(context.message)
-      // Credit used up by deliveries ends a drain too; the broker owes no flow then.
-      if (creditOf(receiver) === 0) this.drainedWaiter?.()
+      if (creditOf(receiver) === 0) this.creditSpent?.()
     })
     receiver.on('receiver_drained', () => this.drainedWaiter?.())
     receiver.on('receiver_close', () => {
@@ -106,11 +107,9 @@ export class ArtemisBrowser {
   /** Asks the broker to use up the credit now and waits for its answer. */
   private async drain(): Promise<void> {
     if (creditOf(this.receiver) === 0) return
-    await new Promise<void>((resolve) => {
-      this.drainedWaiter = resolve
-      this.receiver.drain_credit()
-    })
+    await drainOnce(this.receiver, (waiter) => (this.drainedWaiter = waiter), (spent) => (this.creditSpent = spent))
     this.drainedWaiter = undefined
+    this.creditSpent = undefined
     // rhea keeps sending drain=true on later flows until told otherwise.
     this.receiver.drain = false
     if (this.failure !== undefined) throw this.failure

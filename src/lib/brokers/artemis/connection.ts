@@ -258,3 +258,32 @@ function connectFailure(error: unknown): string {
   if (condition === 'amqp:unauthorized-access') return 'authentication failed (the broker refused the user name or password)'
   return amqpReason(error)
 }
+
+/** How long to wait for the broker's answer to a drain once deliveries have used the credit up. */
+const DRAIN_ANSWER_GRACE_MS = 200
+
+/**
+ * Sends a drain request and resolves once it is over. The broker answers every drain with a flow
+ * (rhea: receiver_drained) that sets the link's credit to 0. When deliveries use the credit up
+ * first, that answer is still on its way: granting new credit before it arrives would let it
+ * zero the new grant in rhea's books while the broker still honours it, so later transfers come
+ * "beyond credit" and a read that then finds rhea's credit at 0 ends early, short of the queue's
+ * end (seen under load). So the answer is awaited, with a short grace: Artemis sends none when
+ * the request reaches it after the credit is gone, and when it does answer, the flow follows the
+ * last transfer on the same connection. `onWaiter` receives what ends the wait (the drained event, a
+ * failure, a close); `onSpent` what the delivery handler calls when the credit reaches 0.
+ */
+export function drainOnce(receiver: Receiver, onWaiter: (waiter: () => void) => void, onSpent: (spent: () => void) => void): Promise<void> {
+  return new Promise<void>((resolve) => {
+    let grace: ReturnType<typeof setTimeout> | undefined
+    const done = () => {
+      clearTimeout(grace)
+      resolve()
+    }
+    onWaiter(done)
+    onSpent(() => {
+      grace ??= setTimeout(done, DRAIN_ANSWER_GRACE_MS)
+    })
+    receiver.drain_credit()
+  })
+}

@@ -29,7 +29,7 @@ import type {Delivery, EventContext, Message, Receiver} from 'rhea'
 
 import {BqError, ConnectionError} from '../../errors.js'
 import type {DrainSession, ReservedMessage} from '../adapter.js'
-import {creditOf, flushed, type ArtemisConnection} from './connection.js'
+import {creditOf, drainOnce, flushed, type ArtemisConnection} from './connection.js'
 import type {ArtemisManagement} from './management.js'
 import {toBrokerMessage} from './message.js'
 import {DrainGuard} from '../shared/drain-guard.js'
@@ -100,6 +100,8 @@ export class ArtemisDrainSession implements DrainSession {
   private readonly guard: DrainGuard<Handle>
   private readonly arrivals = new WakeSignal()
   private drainedWaiter: (() => void) | undefined
+  /** Called when deliveries use the credit up while a drain is pending (see drainOnce). */
+  private creditSpent: (() => void) | undefined
   private readonly stopWatching: () => void
 
   constructor(private readonly init: ArtemisDrainInit) {
@@ -233,8 +235,7 @@ export class ArtemisDrainSession implements DrainSession {
     this.delivered++
     this.buffer.push(entry)
     this.arrivals.wake()
-    // Credit used up by deliveries ends a drain too; the broker owes no flow then.
-    if (creditOf(this.init.receiver) === 0) this.drainedWaiter?.()
+    if (creditOf(this.init.receiver) === 0) this.creditSpent?.()
   }
 
   /**
@@ -276,11 +277,9 @@ export class ArtemisDrainSession implements DrainSession {
   private async drainCredit(): Promise<void> {
     const receiver = this.init.receiver
     if (creditOf(receiver) === 0) return
-    await new Promise<void>((resolve) => {
-      this.drainedWaiter = resolve
-      receiver.drain_credit()
-    })
+    await drainOnce(receiver, (waiter) => (this.drainedWaiter = waiter), (spent) => (this.creditSpent = spent))
     this.drainedWaiter = undefined
+    this.creditSpent = undefined
     // rhea keeps sending drain=true on later flows until told otherwise.
     receiver.drain = false
   }
