@@ -191,7 +191,7 @@ async function assertRefused(queue: string, dlq: string): Promise<void> {
   const human = await runBq(['dlq', 'redrive', queue, ...select('a'), '--yes', ...b])
   assert.equal(human.code, 2, human.stderr)
   oneErrorLine(human.stderr)
-  assert.match(human.stderr, /counts deliveries: a redrive hands the messages --select leaves behind.*Nothing was read; add --accept-delivery-cost/)
+  assert.match(human.stderr, /counts deliveries: a redrive hands the messages the selection \(--select, --where, --since, --until\) leaves behind.*Nothing was read; add --accept-delivery-cost/)
 }
 
 async function consentedRun(queue: string, group: string, expected: Record<string, number>): Promise<void> {

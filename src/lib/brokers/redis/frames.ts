@@ -25,10 +25,9 @@ export function messageOf(stored: Buffer, position: string): BrokerMessage {
 /** The element to store: a frame when the message carries headers or the replay marker, else its exact body. */
 export function storedOf(message: OutgoingMessage): Buffer {
   // The marker follows `bypass` alone, never a copied header; bq's own names are not copied either.
-  // The run id rides only a frame the message needs anyway: a bare envelope stays bare, so a
-  // consumer that reads bare elements sees the same bytes it would without a ledger.
+  // No run id: a Redis element is exactly what the SDKs write (their redrive-with-bypass frame,
+  // byte for byte), and a bare envelope stays bare.
   const headers = outgoingAppHeaders({...message, runId: undefined})
-  if (Object.keys(headers).length > 0 || message.bypass) Object.assign(headers, outgoingAppHeaders({body: message.body, fields: null, runId: message.runId}))
   if (message.bypass) headers[REPLAY_BYPASS_HEADER] = BYPASS_MARKER_VALUE
   return Object.keys(headers).length === 0 ? message.body : writeFrame(message.body, headers)
 }
