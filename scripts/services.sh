@@ -19,11 +19,17 @@ wait_port() {
   return 1
 }
 
-# The interactive tests (dlq triage, confirmation prompts) drive bq in a tmux pane.
+# The terminal tests drive bq in a tmux pane (dlq triage, prompts) and source its completion in
+# fish: Debian packages, installed when missing.
+ensure_package() { # <command> <package> <why>
+  command -v "$1" >/dev/null && return 0
+  echo "services: installing $2 for $3"
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$2" >/dev/null 2>&1 || { apt-get update -q >/dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$2" >/dev/null; } || { echo "services: could not install $2 (apt-get install $2)" >&2; exit 1; }
+}
+
 ensure_tmux() {
-  command -v tmux >/dev/null && return 0
-  echo "services: installing tmux for the terminal tests"
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -q tmux >/dev/null 2>&1 || { apt-get update -q >/dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q tmux >/dev/null; } || { echo "services: could not install tmux (apt-get install tmux)" >&2; exit 1; }
+  ensure_package tmux tmux "the terminal tests"
+  ensure_package fish fish "the fish completion test"
 }
 
 ensure_redis() {

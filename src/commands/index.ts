@@ -17,6 +17,7 @@ import DlqPurge from './dlq/purge.js'
 import DlqRecover from './dlq/recover.js'
 import DlqRedrive from './dlq/redrive.js'
 import DlqTriage from './dlq/triage.js'
+import FishCompletion from './fish-completion.js'
 import Peek from './peek.js'
 import Publish from './publish.js'
 import Replay from './replay.js'
@@ -38,6 +39,7 @@ export const COMMANDS = {
   'dlq:recover': DlqRecover,
   'dlq:redrive': DlqRedrive,
   'dlq:triage': DlqTriage,
+  'fish-completion': FishCompletion,
   peek: Peek,
   publish: Publish,
   replay: Replay,
