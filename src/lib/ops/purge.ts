@@ -1,15 +1,14 @@
-import type {BrokerAdapter, BrokerMessage, ReservedMessage} from '../brokers/adapter.js'
+import type {BrokerMessage, ReservedMessage} from '../brokers/adapter.js'
 import {wrapExportLine} from '../envelope/export-line.js'
 import {compactJson} from '../envelope/json-tree.js'
 import {describeError} from '../errors.js'
 import {matchesAll} from './match.js'
-import type {Selector} from './match.js'
 import {viewOf} from './message-view.js'
 import type {MessageView} from './message-view.js'
 import type {PurgeBackup} from './purge-backup.js'
 import {MAX_MESSAGE_BYTES} from './read-messages.js'
 import {BatchSizer, DEFAULT_BATCH, aboutOf, aboutUndecoded, checkDeliveryCost, failedRun, planOnly} from './redrive.js'
-import type {About, RedriveCounts, RedriveItem, RedriveOutcome, RedriveReport} from './redrive.js'
+import type {About, DrainRunRequest, RedriveCounts, RedriveOutcome, RedriveReport} from './redrive.js'
 
 /**
  * The purge engine (`bq dlq purge`), built like the redrive engine: drain a batch, append the
@@ -21,20 +20,9 @@ import type {About, RedriveCounts, RedriveItem, RedriveOutcome, RedriveReport} f
  *
  * Outcomes reuse the redrive ones ('redriven' = removed); the command names them for the report.
  */
-export interface PurgeRequest {
-  source: BrokerAdapter
-  dlq: string
-  selectors: Selector[]
-  /** 0 = every message present at the start. */
-  max: number
-  dryRun: boolean
+export interface PurgeRequest extends DrainRunRequest {
   /** Where removed messages are written first; undefined only with an explicit --no-backup. */
   backup?: PurgeBackup
-  batchSize?: number
-  onItem?: (item: RedriveItem) => void
-  stopRequested?: () => boolean
-  /** As for redrive: on a queue that counts deliveries, what the purge leaves behind costs one each. */
-  acceptDeliveryCost?: boolean
 }
 
 /** Why this message is left in place, or its backup line ('' without a backup). */

@@ -51,22 +51,14 @@ export interface RedriveCounts {
   failed: number
 }
 
-export interface RedriveRequest {
+/** What every run that drains a DLQ takes (redrive, copy, purge). */
+export interface DrainRunRequest {
   source: BrokerAdapter
   dlq: string
-  /** Where copies go; the source broker when absent. */
-  target?: BrokerAdapter
-  /** Sandbox routing: every copy to this queue instead of its original one. */
-  toQueue?: string
   selectors: Selector[]
   /** 0 = every message present at the start. */
   max: number
-  /** Messages per second. */
-  rate?: number
-  bypass: boolean
   dryRun: boolean
-  /** The ledger id of this run, stamped on each copy as `bq-run-id` where the binding has headers. */
-  runId?: string
   /** The most messages per batch (default 500); fewer when the messages are large (see BATCH_BYTES). */
   batchSize?: number
   /** Called for every message as its outcome is decided (for --json items and progress). */
@@ -76,9 +68,21 @@ export interface RedriveRequest {
   /**
    * The operator accepts that, on a queue that counts deliveries (`readsCostDeliveries`), every
    * message the run takes and leaves behind (unselected, poison, not movable) costs one delivery.
-   * Without it such a redrive is refused before anything is read; a dry run there is always refused.
+   * Without it such a run is refused before anything is read; a dry run there is always refused.
    */
   acceptDeliveryCost?: boolean
+}
+
+export interface RedriveRequest extends DrainRunRequest {
+  /** Where copies go; the source broker when absent. */
+  target?: BrokerAdapter
+  /** Sandbox routing: every copy to this queue instead of its original one. */
+  toQueue?: string
+  /** Messages per second. */
+  rate?: number
+  bypass: boolean
+  /** The ledger id of this run, stamped on each copy as `bq-run-id` where the binding has headers. */
+  runId?: string
   /** Applied to each selected envelope before the reset; routing then reads the changed envelope. */
   transform?: EnvelopeTransform
   /** Publish the reset copies and leave every original on the DLQ (`--copy`). */
