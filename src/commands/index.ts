@@ -1,49 +1,48 @@
 /**
  * The commands index: oclif's explicit discovery reads this object (package.json
- * `oclif.commands`) instead of scanning folders, and the bundle (src/bq.ts) carries it.
- * A new command is added here as well as in its own file; test/unit/commands-index.test.ts
- * checks that every file under src/commands is listed.
+ * `oclif.commands`) instead of scanning folders, and the bundle (src/bq.ts) carries it. Each
+ * entry loads its command only when it runs (lib/cli/lazy-command.ts); esbuild makes each
+ * `import()` its own chunk. A new command is added here as well as in its own file;
+ * test/unit/commands-index.test.ts checks that every file under src/commands is listed.
  */
-import CompleteQueues from './__complete-queues.js'
-import ContextAdd from './context/add.js'
-import ContextList from './context/list.js'
-import ContextRemove from './context/remove.js'
-import ContextShow from './context/show.js'
-import ContextUse from './context/use.js'
-import DlqEdit from './dlq/edit.js'
-import DlqInspect from './dlq/inspect.js'
-import DlqLs from './dlq/ls.js'
-import DlqPurge from './dlq/purge.js'
-import DlqRecover from './dlq/recover.js'
-import DlqRedrive from './dlq/redrive.js'
-import DlqTriage from './dlq/triage.js'
-import FishCompletion from './fish-completion.js'
-import Peek from './peek.js'
-import Publish from './publish.js'
-import Replay from './replay.js'
-import RunsList from './runs/list.js'
-import RunsShow from './runs/show.js'
-import Validate from './validate.js'
+import {lazyCommand, loadCommandClasses, pluginCommand} from '../lib/cli/lazy-command.js'
 
-export const COMMANDS = {
-  '__complete-queues': CompleteQueues,
-  'context:add': ContextAdd,
-  'context:list': ContextList,
-  'context:remove': ContextRemove,
-  'context:show': ContextShow,
-  'context:use': ContextUse,
-  'dlq:edit': DlqEdit,
-  'dlq:inspect': DlqInspect,
-  'dlq:ls': DlqLs,
-  'dlq:purge': DlqPurge,
-  'dlq:recover': DlqRecover,
-  'dlq:redrive': DlqRedrive,
-  'dlq:triage': DlqTriage,
-  'fish-completion': FishCompletion,
-  peek: Peek,
-  publish: Publish,
-  replay: Replay,
-  'runs:list': RunsList,
-  'runs:show': RunsShow,
-  validate: Validate,
+const LAZY_COMMANDS = {
+  '__complete-queues': lazyCommand(() => import('./__complete-queues.js')),
+  'context:add': lazyCommand(() => import('./context/add.js')),
+  'context:list': lazyCommand(() => import('./context/list.js')),
+  'context:remove': lazyCommand(() => import('./context/remove.js')),
+  'context:show': lazyCommand(() => import('./context/show.js')),
+  'context:use': lazyCommand(() => import('./context/use.js')),
+  'dlq:edit': lazyCommand(() => import('./dlq/edit.js')),
+  'dlq:inspect': lazyCommand(() => import('./dlq/inspect.js')),
+  'dlq:ls': lazyCommand(() => import('./dlq/ls.js')),
+  'dlq:purge': lazyCommand(() => import('./dlq/purge.js')),
+  'dlq:recover': lazyCommand(() => import('./dlq/recover.js')),
+  'dlq:redrive': lazyCommand(() => import('./dlq/redrive.js')),
+  'dlq:triage': lazyCommand(() => import('./dlq/triage.js')),
+  'fish-completion': lazyCommand(() => import('./fish-completion.js')),
+  peek: lazyCommand(() => import('./peek.js')),
+  publish: lazyCommand(() => import('./publish.js')),
+  replay: lazyCommand(() => import('./replay.js')),
+  'runs:list': lazyCommand(() => import('./runs/list.js')),
+  'runs:show': lazyCommand(() => import('./runs/show.js')),
+  validate: lazyCommand(() => import('./validate.js')),
 }
+
+/** oclif's own commands, from its plugins (see pluginCommand). */
+export const PLUGIN_COMMANDS = {
+  autocomplete: pluginCommand('@oclif/plugin-autocomplete', 'autocomplete/index.js'),
+  'autocomplete:create': pluginCommand('@oclif/plugin-autocomplete', 'autocomplete/create.js'),
+  'autocomplete:script': pluginCommand('@oclif/plugin-autocomplete', 'autocomplete/script.js'),
+  help: pluginCommand('@oclif/plugin-help', 'help.js'),
+  version: pluginCommand('@oclif/plugin-version', 'version.js'),
+}
+
+const ALL_COMMANDS = {...LAZY_COMMANDS, ...PLUGIN_COMMANDS}
+
+/**
+ * What oclif reads. The build writes oclif.manifest.json with BQ_MANIFEST_BUILD=1, where oclif
+ * needs the classes themselves; every other start gets the lazy entries.
+ */
+export const COMMANDS = process.env.BQ_MANIFEST_BUILD === '1' ? await loadCommandClasses(ALL_COMMANDS) : ALL_COMMANDS

@@ -58,6 +58,23 @@ test('invalid UTF-8 is reported on its own line; the lines around it are read', 
   }
 })
 
+test('a chunk of many lines (decoded in pieces) keeps every line, its number, CRLF and an invalid line', async () => {
+  // 5,000 lines of ~120 bytes: one 600 KB chunk, decoded in several 64 KiB pieces.
+  const texts = Array.from({length: 5000}, (_, i) => `{"n":${i},"pad":"${'é'.repeat(i % 50)}${'x'.repeat(60)}"}`)
+  const parts = texts.map((text, i) => Buffer.from(text + (i % 7 === 0 ? '\r\n' : '\n')))
+  parts[3001] = Buffer.concat([Buffer.from('{"bad":"'), Buffer.from([0xc3]), Buffer.from('"}\n')])
+  const bytes = Buffer.concat(parts)
+  for (const chunks of [[bytes], cut(bytes, 70_000, 70_001, 300_000)]) {
+    const got = await read(chunks)
+    assert.equal(got.length, 5000)
+    got.forEach((message, i) => {
+      assert.equal(message.line, i + 1)
+      if (i === 3001) assert.equal(message.readError?.code, 'encoding.not_utf8')
+      else assert.equal(message.text, texts[i])
+    })
+  }
+})
+
 test('a UTF-8 byte order mark is stripped and flagged on the first message', async () => {
   const got = await read([Buffer.from('\uFEFF{"a":1}\n{"b":2}\n')])
   assert.deepEqual(got.map((m) => [m.line, m.text, m.bom ?? false]), [[1, '{"a":1}', true], [2, '{"b":2}', false]])

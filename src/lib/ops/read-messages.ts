@@ -28,6 +28,8 @@ export interface MessageText {
  */
 export const MAX_MESSAGE_BYTES = 16 * 1024 * 1024
 const MAX_MESSAGE_MIB = MAX_MESSAGE_BYTES / 1024 / 1024
+/** How much of a JSONL chunk is decoded at once (see pushLines). */
+const DECODE_PIECE = 64 * 1024
 
 /** Called synchronously for each message; `afterChunk` is where callers wait (e.g. for output to drain). */
 export type OnMessage = (message: MessageText) => void
@@ -124,11 +126,22 @@ class MessageSplitter {
       from = chunk.indexOf(10) + 1
       this.pushBytes(chunk.subarray(0, from))
     }
-    const complete = chunk.subarray(from, lastNewline + 1)
+    // Decoded in pieces of about 64 KiB cut at newlines: V8 makes a string of a few hundred KiB or
+    // more in its large-object space, and decoding a 1 MiB chunk at once was 25× slower per byte
+    // (100 ms of a 100,000-line validate, against 4 ms in pieces).
+    while (from <= lastNewline) {
+      const end = from + DECODE_PIECE > lastNewline ? lastNewline : chunk.indexOf(10, from + DECODE_PIECE)
+      this.pushLineRun(chunk.subarray(from, end + 1))
+      from = end + 1
+    }
+    if (lastNewline + 1 < chunk.length) this.keepPartial(chunk.subarray(lastNewline + 1))
+  }
+
+  /** Complete lines (ending with a newline): one decode, then split as a string. */
+  private pushLineRun(complete: Buffer): void {
     const text = complete.toString('utf8')
     if (text.includes('\uFFFD')) this.pushBytes(complete)
     else this.splitText(text)
-    if (lastNewline + 1 < chunk.length) this.keepPartial(chunk.subarray(lastNewline + 1))
   }
 
   /** Emits each line of `text`, which ends with a newline. */
