@@ -18,12 +18,13 @@ export const FRAME_VERSION = 1
 /** What a stored value is: a bare body, a frame (headers + the envelope's exact bytes), or a broken frame. */
 export type FrameReading = {kind: 'bare'} | {kind: 'frame'; headers: Record<string, string>; body: Buffer} | {kind: 'malformed'; reason: string}
 
-const MARK = Buffer.from(`"${FRAME_KEY}"`)
+const MARK_TEXT = `"${FRAME_KEY}"`
+const MARK = Buffer.from(MARK_TEXT)
 const BARE: FrameReading = {kind: 'bare'}
 
 /** Cheap pre-check: only bytes that contain `"__bq_frame"` can be a frame (an envelope is never parsed twice). */
 export function mayBeFrame(value: Buffer | string): boolean {
-  return typeof value === 'string' ? value.includes(MARK.toString()) : value.includes(MARK)
+  return typeof value === 'string' ? value.includes(MARK_TEXT) : value.includes(MARK)
 }
 
 /** Reads a stored value (see FrameReading). */
