@@ -91,7 +91,7 @@ Ctrl-C, SIGTERM or SIGHUP stops the read, keeps what was written, and exits 130,
     if (flags['trace-id'] !== undefined) selectors.push(keySelector('trace_id', (v) => v === flags['trace-id'], `trace_id=${flags['trace-id']}`))
     // A queue's messages are timed by when the broker took them (else meta.created_at).
     const now = Date.now()
-    selectors.push(...selectorsFromFlags(flags, 'enqueued', now))
+    selectors.push(...(await selectorsFromFlags(flags, 'enqueued', now)))
     // --since on the enqueue time can be pushed down to a broker that seeks by time (Kafka).
     const notBefore = parseTimeWindow(flags, now)?.since
     const from = logPosition(flags)

@@ -48,7 +48,7 @@ Exit status: 0 when every selected message was published, 3 when some were not, 
     const {args, flags} = await this.parse(Replay)
     if (args.file === '-' && !flags.yes && !flags['dry-run']) throw new NotConfirmedError('replaying from stdin needs --yes (stdin cannot also answer a confirmation): nothing was changed', 'confirmation-needed')
     // A file has no broker time: a dead-lettered envelope is timed by failed_at, any other by meta.created_at.
-    const selectors = selectorsFromFlags(flags, 'recorded')
+    const selectors = await selectorsFromFlags(flags, 'recorded')
     const json = this.jsonEnabled()
     // Replay reads a file, not a broker: it opens only the broker it publishes to.
     return withTargetBroker(flags.broker, flags['to-broker'], async (target) => {

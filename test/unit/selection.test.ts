@@ -79,28 +79,28 @@ test('durations mean that long ago; ISO times and Unix ms are absolute; anything
   assert.throws(() => parseTimeWindow({since: '1h', until: '2h'}, now), /not before --until/)
 })
 
-test('--since is inclusive, --until exclusive, on failed_at for a DLQ and the enqueue time elsewhere', () => {
+test('--since is inclusive, --until exclusive, on failed_at for a DLQ and the enqueue time elsewhere', async () => {
   const failedAt = 1764489660000
-  const dlq = (since?: string, until?: string) => matchesAll(view(deadLettered), selectorsFromFlags({since, until}, 'failed_at'))
-  assert.equal(dlq(String(failedAt)), true)
-  assert.equal(dlq(String(failedAt + 1)), false)
-  assert.equal(dlq(undefined, String(failedAt)), false)
-  assert.equal(dlq(undefined, String(failedAt + 1)), true)
+  const dlq = async (since?: string, until?: string) => matchesAll(view(deadLettered), await selectorsFromFlags({since, until}, 'failed_at'))
+  assert.equal(await dlq(String(failedAt)), true)
+  assert.equal(await dlq(String(failedAt + 1)), false)
+  assert.equal(await dlq(undefined, String(failedAt)), false)
+  assert.equal(await dlq(undefined, String(failedAt + 1)), true)
   const enqueued = view(deadLettered, {enqueuedAt: 1764490000000})
-  assert.equal(matchesAll(enqueued, selectorsFromFlags({since: '1764490000000'}, 'enqueued')), true)
-  assert.equal(matchesAll(enqueued, selectorsFromFlags({since: '1764490000001'}, 'enqueued')), false)
+  assert.equal(matchesAll(enqueued, await selectorsFromFlags({since: '1764490000000'}, 'enqueued')), true)
+  assert.equal(matchesAll(enqueued, await selectorsFromFlags({since: '1764490000001'}, 'enqueued')), false)
   // Without a broker time, meta.created_at stands in; a file is timed by failed_at.
-  assert.equal(matchesAll(view(deadLettered), selectorsFromFlags({until: '1764489600001'}, 'enqueued')), true)
-  assert.equal(matchesAll(view(deadLettered), selectorsFromFlags({until: '1764489600001'}, 'recorded')), false)
+  assert.equal(matchesAll(view(deadLettered), await selectorsFromFlags({until: '1764489600001'}, 'enqueued')), true)
+  assert.equal(matchesAll(view(deadLettered), await selectorsFromFlags({until: '1764489600001'}, 'recorded')), false)
   // A message without the time never matches a window.
   const plain = '{"job":"urn:babel:orders:created","data":{},"meta":{"id":"m-2","queue":"orders"}}'
-  assert.equal(matchesAll(view(plain), selectorsFromFlags({since: '1'.padEnd(13, '0')}, 'failed_at')), false)
+  assert.equal(matchesAll(view(plain), await selectorsFromFlags({since: '1'.padEnd(13, '0')}, 'failed_at')), false)
 })
 
-test('--select, --where and the window are ANDed', () => {
-  const all = selectorsFromFlags({select: ['reason=failed'], where: 'data.price > 10', since: '1764489660000'}, 'failed_at')
+test('--select, --where and the window are ANDed', async () => {
+  const all = await selectorsFromFlags({select: ['reason=failed'], where: 'data.price > 10', since: '1764489660000'}, 'failed_at')
   assert.equal(all.length, 3)
   assert.equal(matchesAll(view(deadLettered), all), true)
-  assert.equal(matchesAll(view(deadLettered), selectorsFromFlags({select: ['reason=other'], where: 'data.price > 10'}, 'failed_at')), false)
-  assert.equal(matchesAll(view(deadLettered), selectorsFromFlags({select: ['reason=failed'], where: 'data.price > 11'}, 'failed_at')), false)
+  assert.equal(matchesAll(view(deadLettered), await selectorsFromFlags({select: ['reason=other'], where: 'data.price > 10'}, 'failed_at')), false)
+  assert.equal(matchesAll(view(deadLettered), await selectorsFromFlags({select: ['reason=failed'], where: 'data.price > 11'}, 'failed_at')), false)
 })

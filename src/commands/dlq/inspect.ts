@@ -38,7 +38,7 @@ export default class DlqInspect extends BqCommand {
     const {args, flags} = await this.parse(DlqInspect)
     const dlq = dlqName(args.queue, flags.dlq)
     const groupBy = parseGroupBy(flags['group-by'])
-    const selectors = selectorsFromFlags(flags, 'failed_at')
+    const selectors = await selectorsFromFlags(flags, 'failed_at')
     return withBroker(flags.broker, async (adapter) => {
       requireReceiveConsent(adapter, flags.receive, 'inspect')
       const listed: MessageView[] = []

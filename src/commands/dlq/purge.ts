@@ -55,7 +55,7 @@ Exit status: 0 when every selected message was deleted, 3 when some were not, 2 
   async run(): Promise<Record<string, unknown>> {
     const {args, flags} = await this.parse(DlqPurge)
     const dlq = dlqName(args.queue, flags.dlq)
-    const selectors = selectorsFromFlags(flags, 'failed_at')
+    const selectors = await selectorsFromFlags(flags, 'failed_at')
     const json = this.jsonEnabled()
     const dryRun = flags['dry-run']
     const backupPath = flags['no-backup'] ? undefined : (flags.backup ?? defaultBackupPath(dlq))

@@ -62,7 +62,7 @@ Exit status: 0 when every selected message moved, 3 when some did not, 2 for usa
     const {args, flags} = await this.parse(DlqRedrive)
     const dlq = dlqName(args.queue, flags.dlq)
     // A DLQ's messages are timed by when they failed (dead_letter.failed_at).
-    const selectors = selectorsFromFlags(flags, 'failed_at')
+    const selectors = await selectorsFromFlags(flags, 'failed_at')
     const json = this.jsonEnabled()
     // Read and checked before the broker is opened: a bad patch is a usage error that changes nothing.
     const transform = flags.patch === undefined ? undefined : readPatchFile(flags.patch)

@@ -102,7 +102,7 @@ class TriageSession {
 
   /** Pages through a group's messages; returns after an action (the counts changed) or "back". */
   private async browseGroup(target: TriageTarget & {kind: 'group'}, count: number): Promise<void> {
-    const selectors = selectorsFromFlags({select: selectArgs(target).filter((arg) => arg !== '--select')}, 'failed_at')
+    const selectors = await selectorsFromFlags({select: selectArgs(target).filter((arg) => arg !== '--select')}, 'failed_at')
     let page = 0
     for (;;) {
       const views: MessageView[] = []
