@@ -5,7 +5,7 @@
  */
 import {after, before, describe, test} from 'node:test'
 import assert from 'node:assert/strict'
-import {mkdtempSync, readFileSync, rmSync, existsSync} from 'node:fs'
+import {mkdtempSync, readFileSync, readdirSync, rmSync, existsSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import path from 'node:path'
 
@@ -50,6 +50,25 @@ describe('the bundled start', () => {
     const withRegistry = await importsOf(['validate', fixturePath('fixtures/order-created.json'), '--registry', registry], 'validate-registry')
     assert.equal(withRegistry.code, 1, 'the fixture lacks data.amount, which the example schema requires')
     assert.deepEqual(lazyIn(withRegistry.packages), ['ajv'])
+  })
+
+  test('a command loads its own module and no other command\'s; the CEL library only for --where', async () => {
+    // esbuild names each lazily imported module's chunk after its file: dist/chunks/<name>-<hash>.js.
+    // Only the chunks named after a command file (or where.ts) are looked at; oclif has its own.
+    const commandNames = new Set(readdirSync(path.join(repoRoot, 'src', 'commands'), {recursive: true, encoding: 'utf8'}).filter((file) => file.endsWith('.ts')).map((file) => path.basename(file, '.ts')))
+    const chunks = (run: {bqModules: string[]}) =>
+      run.bqModules.flatMap((url) => url.match(/\/dist\/chunks\/([a-z_-]+?)-[A-Z0-9]+\.js$/)?.[1] ?? []).filter((name) => commandNames.has(name) || name === 'where')
+    const help = await importsOf(['--help'], 'help-chunks')
+    assert.deepEqual(chunks(help), [])
+    const validate = await importsOf(['validate', fixturePath('fixtures/order-created.json')], 'validate-chunks')
+    assert.deepEqual(chunks(validate), ['validate'])
+    const file = fixturePath('fixtures/order-created.json')
+    const replay = await importsOf(['replay', file, '--dry-run', '--to', 'orders'], 'replay-chunks')
+    assert.equal(replay.code, 0)
+    assert.ok(!chunks(replay).includes('where'), chunks(replay).join(' '))
+    const where = await importsOf(['replay', file, '--dry-run', '--to', 'orders', '--where', 'attempts == 0'], 'replay-where-chunks')
+    assert.equal(where.code, 0)
+    assert.ok(chunks(where).includes('where'), chunks(where).join(' '))
   })
 
   test('a command on the embedded store loads its SDK and no other broker\'s', async () => {
