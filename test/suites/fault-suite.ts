@@ -42,12 +42,6 @@ export interface FaultCase {
   /** Waits until what a dead run held is back (SQS visibility, Service Bus locks). */
   settle?: (adapter: BrokerAdapter, queues: string[]) => Promise<void>
   censusByDraining?: boolean
-  /**
-   * A dropped connection can redeliver messages whose ack bq sent but the broker never confirmed
-   * (Pulsar's WebSocket acks are fire-and-forget), beyond what the report counts: the blip test
-   * then checks nothing is lost and prints the duplicates instead of bounding them.
-   */
-  unconfirmedAcks?: boolean
   dispose?: (queues: string[]) => Promise<void>
 }
 
@@ -205,7 +199,7 @@ export function faultSuite(c: FaultCase): void {
           const rerun = await runBq(redriveArgs(queue, c.proxiedUrl(proxy.port)), {timeoutMs: 240_000})
           assert.equal(rerun.code, 0, rerun.stderr + rerun.stdout.slice(0, 500))
         }
-        const {extra} = await checkCensus(adapter, queue, ids, c.unconfirmedAcks ? Number.MAX_SAFE_INTEGER : possible)
+        const {extra} = await checkCensus(adapter, queue, ids, possible)
         t.diagnostic(`${c.name}: blip census ok, ${extra} duplicate(s) (report said ${possible})`)
       } finally {
         await cleanUp(adapter, queue)
