@@ -193,8 +193,9 @@ export function faultSuite(c: FaultCase): void {
           // in possible_duplicates, and a rerun finishes.
           const ackFailed = result.code === 1 && !output.ok && output.error.code === 'ack-failed'
           assert.ok(result.code === 4 || ackFailed, result.stderr + result.stdout)
-          possible = (output.result as {possible_duplicates?: number} | undefined)?.possible_duplicates ?? 0
-          t.diagnostic(`${c.name}: blip → exit ${result.code} (${output.ok ? '' : output.error.message}); possible_duplicates ${possible}; rerunning`)
+          const report = output.result as {possible_duplicates?: number; stop_reason?: string} | undefined
+          possible = report?.possible_duplicates ?? 0
+          t.diagnostic(`${c.name}: blip → exit ${result.code}; possible_duplicates ${possible}; stop reason: ${report?.stop_reason ?? (output.ok ? '' : output.error.message)}; rerunning`)
           await c.settle?.(adapter, [dlqOf(queue), queue])
           const rerun = await runBq(redriveArgs(queue, c.proxiedUrl(proxy.port)), {timeoutMs: 240_000})
           assert.equal(rerun.code, 0, rerun.stderr + rerun.stdout.slice(0, 500))

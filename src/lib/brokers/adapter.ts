@@ -178,6 +178,12 @@ export interface DrainSession {
    * could not be asked and every such ack is counted (an upper bound). Absent: none.
    */
   readonly unlandedAcks?: UnlandedAcks
+  /**
+   * True when close() still has a question for the broker after the connection was lost (which
+   * acks landed) that it can answer quickly: the timeout wrapper then gives the close its
+   * operation timeout rather than the short grace of a lost broker.
+   */
+  readonly settlesAfterLoss?: boolean
 }
 
 export interface UnlandedAcks {

@@ -79,6 +79,11 @@ export class PulsarDrainSession implements DrainSession {
     return this.init.topic.full
   }
 
+  /** A lost socket with acks sent: close asks the cursor which landed (quick, the broker noticed the loss too). */
+  get settlesAfterLoss(): boolean {
+    return this.init.inbox.error !== undefined && this.sent.size > 0
+  }
+
   async next(max: number): Promise<ReservedMessage[]> {
     const want = Math.min(this.guard.checkNext(max), this.init.limit - this.taken)
     if (want <= 0) return []
@@ -137,6 +142,9 @@ export class PulsarDrainSession implements DrainSession {
 
   async close(): Promise<void> {
     return this.guard.close(async () => {
+      const sent = this.sent.size
+      // Until close knows better, every sent ack counts: a close cut short leaves this upper bound.
+      if (sent > 0) this.unlandedAcks = {count: sent, sent, exact: false, reason: 'bq stopped waiting for the broker'}
       try {
         const failedBefore = this.init.inbox.error
         const answered = await this.init.inbox.close()
@@ -144,6 +152,8 @@ export class PulsarDrainSession implements DrainSession {
           if (!(await this.waitConsumerGone())) {
             throw new BqError(`the broker still lists bq's consumer on subscription ${this.init.target.subscription} of ${this.init.topic.local} ${CLOSE_SETTLE_MS / 1000}s after bq closed its drain; its acknowledgements may not be applied, so some moved messages may be redriven again (duplicates, nothing lost)`)
           }
+          // The broker read every ack before our close frame and applied them before dropping the consumer.
+          this.unlandedAcks = undefined
           return
         }
         await this.countUnlandedAcks()
@@ -172,7 +182,7 @@ export class PulsarDrainSession implements DrainSession {
     } catch (error) {
       unlanded = {count: sent, sent, exact: false, reason: describeError(error)}
     }
-    this.unlandedAcks = unlanded
+    this.unlandedAcks = unlanded.count === 0 ? undefined : unlanded
     if (unlanded.count === 0) return
     const where = `subscription ${target.subscription} of ${topic.local} on ${this.init.displayUrl}`
     throw new ConnectionError(
