@@ -155,10 +155,10 @@ export function faultSuite(c: FaultCase): void {
         } else {
           assert.equal(result.code, 4, result.stderr + result.stdout)
           assert.equal(output.ok, false)
-          const report = output.result as {counts?: {redriven?: number}; possible_duplicates?: number} | undefined
+          const report = output.result as {counts?: {redriven?: number}; possible_duplicates?: number; stop_reason?: string} | undefined
           assert.ok(report !== undefined, `the error carries the report: ${result.stdout}`)
           possible = report.possible_duplicates ?? 0
-          t.diagnostic(`${c.name}: report says ${report.counts?.redriven ?? 0} moved, possible_duplicates ${possible}`)
+          t.diagnostic(`${c.name}: report says ${report.counts?.redriven ?? 0} moved, possible_duplicates ${possible}; stop reason: ${report.stop_reason}`)
         }
         proxy.blackhole(false)
         proxy.reset()

@@ -24,7 +24,7 @@ const admin = new URL(new URL(pulsarUrl).searchParams.get('admin') ?? 'http://12
 const available = (t: TestContext) => requireBroker(t, 'Pulsar (admin/WebSocket port)', admin.hostname, Number(admin.port || 8080))
 const MESSAGES = 200
 /** How long the proxy holds the second half of the acks: far longer than the test takes to cut the connection. */
-const HOLD_MS = 5000
+const HOLD_MS = 3000
 
 const proxiedUrl = (port: number) => {
   const proxied = new URL(pulsarUrl)
