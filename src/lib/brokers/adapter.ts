@@ -171,6 +171,28 @@ export interface DrainSession {
   release(messages: ReservedMessage[]): Promise<void>
   /** Return every released or un-acked message to the source and end the session. */
   close(): Promise<void>
+  /**
+   * Set by close() where acks are not confirmed (Pulsar's WebSocket API) and the connection was
+   * lost: messages acked by calls that resolved whose ack never reached the broker, so they are
+   * back on the source (and on their target). `exact` when read from the broker; otherwise it
+   * could not be asked and every such ack is counted (an upper bound). Absent: none.
+   */
+  readonly unlandedAcks?: UnlandedAcks
+  /**
+   * True when close() still has a question for the broker after the connection was lost (which
+   * acks landed) that it can answer quickly: the timeout wrapper then gives the close its
+   * operation timeout rather than the short grace of a lost broker.
+   */
+  readonly settlesAfterLoss?: boolean
+}
+
+export interface UnlandedAcks {
+  count: number
+  /** Acks sent in the session (by calls that resolved), the most `count` can be. */
+  sent: number
+  exact: boolean
+  /** Why it could not be exact. */
+  reason?: string
 }
 
 export interface BrowseOptions {

@@ -266,6 +266,7 @@ export async function redrive(request: RedriveRequest): Promise<RedriveReport> {
   // Batches start small and grow while they fit the byte budget; a batch size the caller fixed starts at once.
   const sizer = new BatchSizer(cap, request.batchSize === undefined ? 1 : cap)
   const session = await request.source.drain(request.dlq, {max: request.max})
+  let failure: {error: unknown} | undefined
   // Where the source allows it, a batch's moves run while the next batch is decoded and planned.
   const overlap = session.nextWhileSettling === true
   /** The previous batch's moves, still running (overlap only); never rejects, see `moveFailure`. */
@@ -350,13 +351,35 @@ export async function redrive(request: RedriveRequest): Promise<RedriveReport> {
     }
     await settle()
   } catch (error) {
-    throw failedRun(error, report)
-  } finally {
-    // Moves still running when the loop failed finish (and report) before the session closes.
-    await moving
-    await session.close()
+    failure = {error}
   }
-  return report
+  // Moves still running when the loop failed finish (and report) before the session closes.
+  await moving
+  // The close comes before the report is final: it may learn that acks never landed.
+  try {
+    await session.close()
+  } catch (error) {
+    // The loop's error, if any, is the cause; a close failing after it adds nothing.
+    failure ??= {error}
+  }
+  const bound = countUnlandedAcks(session, report)
+  if (failure === undefined) return report
+  const carried = failedRun(failure.error, report)
+  if (bound !== undefined) report.stop_reason = report.stop_reason === undefined ? bound : `${report.stop_reason}; ${bound}`
+  throw carried
+}
+
+/**
+ * Adds to possible_duplicates the messages reported redriven whose ack a lost connection kept
+ * from the broker (DrainSession.unlandedAcks): the broker delivers them again, so they are on
+ * both. Returns what to say when the count is only an upper bound.
+ */
+function countUnlandedAcks(session: DrainSession, report: RedriveReport): string | undefined {
+  const unlanded = session.unlandedAcks
+  if (unlanded === undefined || unlanded.count === 0) return undefined
+  report.possible_duplicates = (report.possible_duplicates ?? 0) + unlanded.count
+  if (unlanded.exact) return undefined
+  return `possible_duplicates is an upper bound: whether the ${unlanded.sent} removals sent before the connection was lost reached the broker could not be checked (${unlanded.reason ?? 'no answer'}), so all are counted`
 }
 
 export type Group<M extends BrokerMessage = ReservedMessage> = Array<{message: M; about: About; outgoing: OutgoingMessage}>

@@ -50,6 +50,8 @@ const CAPABILITIES: Capabilities = {
 
 /** A count scans the view (exact, delay-aware) up to this many entries; above, it trusts the broker's backlog. */
 const COUNT_SCAN_LIMIT = 10_000
+/** The name of this process's drain consumers, by which a drain tells its own consumer in the stats. */
+const CONSUMER_NAME = `bq-${process.pid}`
 /** How long a drain retries while an exclusive subscription still has a consumer (a crashed run's). */
 const BUSY_RETRY_MS = 15_000
 
@@ -205,6 +207,7 @@ class PulsarAdapter extends AdapterBase<PulsarDrainSession> {
           target: this.target,
           displayUrl: this.displayUrl,
           topic,
+          consumerName: CONSUMER_NAME,
           limit,
           idleMs: this.options.drainIdleMs,
           onClose: untrack,
@@ -224,7 +227,7 @@ class PulsarAdapter extends AdapterBase<PulsarDrainSession> {
 
   private async openConsumer(topic: Topic): Promise<Inbox> {
     const {subscription, subscriptionType} = this.target
-    const params = new URLSearchParams({subscriptionType, pullMode: 'true', receiverQueueSize: '1000', consumerName: `bq-${process.pid}`})
+    const params = new URLSearchParams({subscriptionType, pullMode: 'true', receiverQueueSize: '1000', consumerName: CONSUMER_NAME})
     const path = `/ws/v2/consumer/${topic.path}/${encodeURIComponent(subscription)}?${params.toString()}`
     const deadline = Date.now() + (this.options.busyRetryMs ?? BUSY_RETRY_MS)
     for (;;) {

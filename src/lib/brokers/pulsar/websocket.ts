@@ -185,10 +185,13 @@ export class Inbox {
     return this.failure
   }
 
-  /** Closes the socket and resolves once it is closed (or after a grace period). */
-  async close(): Promise<void> {
+  /**
+   * Closes the socket; resolves true when the broker answered the close frame, which it reads
+   * after every frame bq sent before it, false when the socket was lost or had to be cut.
+   */
+  async close(): Promise<boolean> {
     this.closedByUs = true
-    await closeSocket(this.socket)
+    return closeSocket(this.socket)
   }
 
   private wake(): void {
@@ -196,17 +199,23 @@ export class Inbox {
   }
 }
 
-/** Closes a socket cleanly, terminating it if the close handshake does not finish in time. */
-export async function closeSocket(socket: WebSocket, graceMs = 5000): Promise<void> {
-  if (socket.readyState === WebSocket.CLOSED) return
-  await new Promise<void>((resolve) => {
+/**
+ * Closes a socket cleanly, terminating it if the close handshake does not finish in time.
+ * Resolves true when the handshake finished (the peer's close frame came back).
+ */
+export async function closeSocket(socket: WebSocket, graceMs = 5000): Promise<boolean> {
+  if (socket.readyState === WebSocket.CLOSED) return false
+  // A close the peer began (CLOSING already) is not an answer to ours.
+  const ours = socket.readyState === WebSocket.OPEN
+  return new Promise<boolean>((resolve) => {
     const timer = setTimeout(() => {
       socket.terminate()
-      resolve()
+      resolve(false)
     }, graceMs)
-    socket.once('close', () => {
+    socket.once('close', (code) => {
       clearTimeout(timer)
-      resolve()
+      // bq closes with 1000 and the broker echoes it; 1006 means no close frame came back.
+      resolve(ours && code === 1000)
     })
     socket.on('error', () => undefined)
     if (socket.readyState === WebSocket.CONNECTING) socket.terminate()

@@ -49,11 +49,16 @@ class Watchdog {
     return bounded
   }
 
-  /** A close: bounded like any call, but after a loss it never fails (there is nothing left to tell). */
-  async close(what: string, work: () => Promise<void>): Promise<void> {
+  /**
+   * A close: bounded like any call, but after a loss it never fails (there is nothing left to tell).
+   * A session that still asks the broker something after the loss (`settlesAfterLoss`) gets the
+   * operation timeout for it instead of the short grace.
+   */
+  async close(what: string, work: () => Promise<void>, settlesAfterLoss = false): Promise<void> {
     // A close may settle by design (Pulsar waits for the broker to drop its consumer): the read allowance.
     if (!this.lost) return this.call(what, work, {read: true})
-    await this.call(what, work).catch(() => undefined)
+    const settling = settlesAfterLoss ? withinDeadline(work(), this.timeouts.operationMs, () => timeoutError(this.broker, this.displayUrl, what, this.timeouts.operationMs, this.timeouts)) : this.call(what, work)
+    await settling.catch(() => undefined)
   }
 }
 
@@ -84,7 +89,11 @@ class BoundedSession implements DrainSession {
   }
 
   close(): Promise<void> {
-    return this.dog.close(`closing the drain of ${this.queue}`, () => this.inner.close())
+    return this.dog.close(`closing the drain of ${this.queue}`, () => this.inner.close(), this.inner.settlesAfterLoss === true)
+  }
+
+  get unlandedAcks() {
+    return this.inner.unlandedAcks
   }
 }
 
