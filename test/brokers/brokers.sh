@@ -12,6 +12,7 @@
 #
 # No name means every broker. Runtime files live in ${BQ_BROKERS_HOME:-~/.cache/bq-test-brokers};
 # downloaded jars stay in the user's Maven repository (~/.m2), so only the first start downloads.
+# BQ_BROKERS_HOME plus the BQ_BROKERS_<NAME>_PORT variables below run a second instance beside the first.
 #
 # Adding a broker (e.g. pulsar): create test/brokers/<name>/pom.xml, append the name to BROKERS,
 # and define the <name>_* hooks below (version, ports, fetch, prepare, command, probe, health, env).
@@ -30,24 +31,27 @@ read -r -a MVN_EXTRA <<<"${BQ_BROKERS_MVN_ARGS:-}"
 if [[ -n "${JAVA_HOME:-}" ]]; then JAVA="$JAVA_HOME/bin/java"; else JAVA=java; fi
 
 HOST=127.0.0.1
-KAFKA_PORT=19092
-KAFKA_CONTROLLER_PORT=19093
+# Ports and heaps can be set from the environment (BQ_BROKERS_<NAME>), so a test can run a second,
+# private instance next to the shared one: its own BQ_BROKERS_HOME, its own ports (see
+# test/support/own-broker.ts). Unset, they are the shared instances' values below.
+KAFKA_PORT=${BQ_BROKERS_KAFKA_PORT:-19092}
+KAFKA_CONTROLLER_PORT=${BQ_BROKERS_KAFKA_CONTROLLER_PORT:-19093}
 # A second listener for the fault tests: it advertises 19095, where the test's fault proxy listens
 # and forwards to 19094, so every connection a client makes after the metadata goes through it.
-KAFKA_FAULT_PORT=19094
-KAFKA_FAULT_PROXY_PORT=19095
-KAFKA_HEAP=(-Xms128m -Xmx512m)
-ARTEMIS_PORT=5673
+KAFKA_FAULT_PORT=${BQ_BROKERS_KAFKA_FAULT_PORT:-19094}
+KAFKA_FAULT_PROXY_PORT=${BQ_BROKERS_KAFKA_FAULT_PROXY_PORT:-19095}
+read -r -a KAFKA_HEAP <<<"${BQ_BROKERS_KAFKA_HEAP:--Xms128m -Xmx512m}"
+ARTEMIS_PORT=${BQ_BROKERS_ARTEMIS_PORT:-5673}
 ARTEMIS_USER=bq
 ARTEMIS_PASSWORD=bq
-ARTEMIS_HEAP_MAX=384M
+ARTEMIS_HEAP_MAX=${BQ_BROKERS_ARTEMIS_HEAP_MAX:-384M}
 ARTEMIS_HEAP_MIN=64M
-SQS_PORT=9324
+SQS_PORT=9324             # fixed: test/brokers/sqs/elasticmq.conf names it too
 SQS_REGION=us-east-1
 SQS_HEAP=(-Xms32m -Xmx1g)   # ElasticMQ keeps every message in its heap; 256m ran out in a 20,000-message SIGKILL trial series
-PULSAR_PORT=6650          # binary protocol (not used by bq, which speaks WebSocket + REST)
-PULSAR_WEB_PORT=8080      # admin REST API and WebSocket API
-PULSAR_HEAP=(-Xms128m -Xmx512m -XX:MaxDirectMemorySize=256m)
+PULSAR_PORT=${BQ_BROKERS_PULSAR_PORT:-6650}          # binary protocol (not used by bq, which speaks WebSocket + REST)
+PULSAR_WEB_PORT=${BQ_BROKERS_PULSAR_WEB_PORT:-8080}  # admin REST API and WebSocket API
+read -r -a PULSAR_HEAP <<<"${BQ_BROKERS_PULSAR_HEAP:--Xms128m -Xmx512m -XX:MaxDirectMemorySize=256m}"
 # Small, quick JVMs for the command line tools used by the health checks.
 TOOL_JVM=(-Xmx128m -XX:+UseSerialGC -XX:TieredStopAtLevel=1)
 

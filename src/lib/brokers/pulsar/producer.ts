@@ -104,7 +104,8 @@ export class PulsarProducer {
     while (inFlight > 0 && this.failure() === undefined) await waitTurn()
     const lost = this.failure()
     if (lost !== undefined) {
-      throw new ConnectionError(`${lost.message}; ${confirmed} of ${messages.length} messages were confirmed, the rest are not published`, lost)
+      // A frame sent before the connection went may have been stored with its answer lost: unconfirmed, not unsent.
+      throw new ConnectionError(`${lost.message}; ${confirmed} of ${messages.length} messages were confirmed; the rest are unconfirmed (those already sent may have been stored)`, lost)
     }
     if (refused !== undefined) {
       const reason = refused.errorMsg ?? refused.result ?? 'unknown error'

@@ -1,0 +1,18 @@
+/**
+ * Apache Pulsar restarts: a private standalone instance (broker and in-process bookie in one JVM)
+ * SIGKILLed mid-redrive and mid-publish, then started again on its ledgers. One instance serves
+ * the whole file: a standalone start takes most of a minute here. Acks the killed broker took but
+ * had not stored come back as duplicates; with the broker gone, bq cannot check its cursor and
+ * counts every ack it sent as a possible duplicate, so the census bound holds as elsewhere.
+ */
+import {restartSuite} from '../../suites/restart-suite.js'
+
+restartSuite({
+  name: 'Pulsar',
+  broker: 'pulsar',
+  redriveMessages: 2000,
+  publishMessages: 10_000,
+  idempotentPublish: false,
+  // A read waits up to 20 s for messages by design (README, Faults).
+  readIdleMs: 20_000,
+})
