@@ -6,6 +6,7 @@
  */
 import {BqError, ConnectionError, describeError} from '../../errors.js'
 import {scrubSecrets} from '../shared/redact.js'
+import {BrokerNotReadyError, NOT_READY_STATUSES, notReadyReason, untilReady} from './not-ready.js'
 import type {PulsarTarget, Topic} from './url.js'
 
 const TIMEOUT_MS = 30_000
@@ -100,7 +101,19 @@ export class PulsarAdmin {
     return this.target.timeouts?.operationMs ?? TIMEOUT_MS
   }
 
+  /**
+   * One admin call (all of bq's are reads or an idempotent PUT). A not-ready answer (5xx, a
+   * broker still loading the topic after a restart) is tried again within the operation timeout.
+   */
   private async request(path: string, what: string, init: RequestInit = {}): Promise<Response> {
+    return untilReady(
+      () => this.requestOnce(path, what, init),
+      (answer) => NOT_READY_STATUSES.has(answer.status),
+      this.timeoutMs,
+    )
+  }
+
+  private async requestOnce(path: string, what: string, init: RequestInit): Promise<Response> {
     const headers: Record<string, string> = {accept: 'application/json'}
     if (init.body !== undefined) headers['content-type'] = 'application/json'
     if (this.target.token !== undefined) headers.authorization = `Bearer ${this.target.token}`
@@ -126,6 +139,7 @@ export class PulsarAdmin {
     if (response.status === 401 || response.status === 403) {
       return new ConnectionError(`cannot ${what} on ${this.displayUrl}: the broker refused the credentials (HTTP ${response.status}: ${reason})`)
     }
+    if (NOT_READY_STATUSES.has(response.status)) return new BrokerNotReadyError(`cannot ${what} on ${this.displayUrl}: ${notReadyReason(response.status, this.timeoutMs)}: ${reason}`)
     return new BqError(`cannot ${what} on ${this.displayUrl}: HTTP ${response.status} ${reason}`)
   }
 }

@@ -7,6 +7,7 @@ import WebSocket from 'ws'
 
 import {BqError, ConnectionError, describeError} from '../../errors.js'
 import {scrubSecrets} from '../shared/redact.js'
+import {BrokerNotReadyError, NOT_READY_STATUSES, notReadyReason, untilReady} from './not-ready.js'
 import type {PulsarTarget} from './url.js'
 
 /** A message as the consumer and reader endpoints deliver it. */
@@ -21,6 +22,8 @@ export interface WsMessage {
 }
 
 const OPEN_TIMEOUT_MS = 30_000
+/** How long a not-ready broker is waited for without --timeout (the admin API's default too). */
+const OPERATION_TIMEOUT_MS = 30_000
 
 /** The broker answered the upgrade with 409: an exclusive subscription already has a consumer. */
 export class ConsumerBusyError extends BqError {
@@ -35,7 +38,33 @@ export class ConsumerBusyError extends BqError {
  * open. `onMessage` is attached before the handshake: a reader or consumer starts pushing at once,
  * and frames that arrive with the upgrade response are emitted before a caller could attach it.
  */
-export function openSocket(target: PulsarTarget, displayUrl: string, path: string, what: string, onMessage?: (data: WebSocket.RawData) => void): Promise<WebSocket> {
+export async function openSocket(target: PulsarTarget, displayUrl: string, path: string, what: string, onMessage?: (data: WebSocket.RawData) => void): Promise<WebSocket> {
+  // A broker still loading the topic (just restarted) refuses the upgrade with a 5xx: tried again
+  // within the operation timeout (not-ready.ts).
+  const waitMs = target.timeouts?.operationMs ?? OPERATION_TIMEOUT_MS
+  const outcome = await untilReady(
+    () => openSocketOnce(target, displayUrl, path, what, onMessage).then((socket) => ({socket}), (error: unknown) => ({error})),
+    (result) => 'error' in result && result.error instanceof NotReadyUpgrade,
+    waitMs,
+  )
+  if ('socket' in outcome) return outcome.socket
+  if (outcome.error instanceof NotReadyUpgrade) {
+    throw new BrokerNotReadyError(`cannot ${what} on ${displayUrl}: ${notReadyReason(outcome.error.status, waitMs)}: ${outcome.error.reason}`)
+  }
+  throw outcome.error
+}
+
+/** An upgrade refused with a 5xx (see openSocket). */
+class NotReadyUpgrade extends Error {
+  constructor(
+    readonly status: number,
+    readonly reason: string,
+  ) {
+    super(`HTTP ${status} ${reason}`)
+  }
+}
+
+function openSocketOnce(target: PulsarTarget, displayUrl: string, path: string, what: string, onMessage?: (data: WebSocket.RawData) => void): Promise<WebSocket> {
   const headers: Record<string, string> = {}
   if (target.token !== undefined) headers.authorization = `Bearer ${target.token}`
   return new Promise((resolve, reject) => {
@@ -74,13 +103,14 @@ export function openSocket(target: PulsarTarget, displayUrl: string, path: strin
   })
 }
 
-function upgradeError(status: number, body: string, target: PulsarTarget, displayUrl: string, what: string): BqError {
+function upgradeError(status: number, body: string, target: PulsarTarget, displayUrl: string, what: string): Error {
   // Jetty answers with an HTML error page; the reason is in its <title> or first line.
   const text = /<title>([^<]*)<\/title>/i.exec(body)?.[1] ?? /<p>([^<]*)<\/p>/i.exec(body)?.[1] ?? body.split('\n')[0]
   const reason = scrubSecrets(text.replace(/\s+/g, ' ').trim().slice(0, 300), target.secrets) || `HTTP ${status}`
   if (status === 401 || status === 403) return new ConnectionError(`cannot ${what} on ${displayUrl}: the broker refused the credentials (HTTP ${status}: ${reason})`)
   if (status === 409) return new ConsumerBusyError(`cannot ${what} on ${displayUrl}: ${reason}`)
   if (status === 404) return new BqError(`cannot ${what} on ${displayUrl}: HTTP 404 (is webSocketServiceEnabled=true on the broker?) ${reason}`)
+  if (NOT_READY_STATUSES.has(status)) return new NotReadyUpgrade(status, reason)
   return new BqError(`cannot ${what} on ${displayUrl}: HTTP ${status} ${reason}`)
 }
 
