@@ -30,6 +30,9 @@ after(async () => {
 crashSuite({
   name: 'artemis',
   url: () => url,
+  // 10,000 per trial (BQ_CRASH_MESSAGES=20000 for the full size): the series took 180 s of a CI
+  // run that had grown to 50 minutes; a kill still lands at a random point of the run.
+  messages: 10_000,
   available: (t: TestContext) => requireBroker(t, 'Artemis', parsed.hostname, Number(parsed.port || 5672)),
   settle: async (queues) => {
     await withManagement(url, async (management) => {

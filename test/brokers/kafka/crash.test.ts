@@ -25,4 +25,6 @@ crashSuite({
   name: 'kafka',
   url: () => kafkaUrl,
   available: (t: TestContext) => requireBroker(t, 'Kafka', kafkaHost, kafkaPort),
+  // 10,000 per trial, as on the other slow series (BQ_CRASH_MESSAGES=20000 for the full size).
+  messages: 10_000,
 })
