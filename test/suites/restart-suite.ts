@@ -152,20 +152,26 @@ export function restartSuite(c: RestartCase): RestartHandle {
     if (!output.ok) assert.doesNotMatch(output.error.message, /not published/, `${stored - reported} unconfirmed record(s) were stored: ${output.error.message}`)
   }
 
+  /** Starts bq, SIGKILLs the broker once `threshold` messages are written, starts it again, and waits for bq. */
+  const killAndRestartMidRun = async (b: OwnBroker, queue: string, args: string[], threshold: number) => {
+    const run = startBq(args, {timeoutMs: 300_000})
+    const ended = run.done.then(() => Date.now())
+    const progress = await writesUnderWay(b, queue, run, threshold)
+    await b.kill()
+    const killed = Date.now()
+    const restartMs = await restart(b)
+    const result = await run.done
+    return {progress, endedAfterKillMs: (await ended) - killed, restartMs, result}
+  }
+
   describe(`${c.name} restarts (a private instance, SIGKILLed and started again)`, () => {
     test(`mid-redrive of ${c.redriveMessages}, broker back at once: finishes, or exits 4 with the report and a rerun finishes; nothing lost`, {timeout: 400_000}, async (t) => {
       const b = broker(t)
       if (b === undefined) return
       const queue = uniqueQueue('restart-redrive')
       const ids = await withAdapter(b, (adapter) => seed(adapter, queue, `${queue}.dlq`, c.redriveMessages))
-      const run = startBq(redriveArgs(queue, b.url), {timeoutMs: 300_000})
-      const ended = run.done.then(() => Date.now())
-      const moved = await writesUnderWay(b, queue, run, Math.ceil(c.redriveMessages / 5))
-      await b.kill()
-      const killed = Date.now()
-      const restartMs = await restart(b)
-      const result = await run.done
-      t.diagnostic(`${c.name}: ${moved} moved at the kill; bq ended ${(await ended) - killed} ms after it with exit ${result.code}; the broker was back after ${restartMs} ms`)
+      const {progress: moved, endedAfterKillMs, restartMs, result} = await killAndRestartMidRun(b, queue, redriveArgs(queue, b.url), Math.ceil(c.redriveMessages / 5))
+      t.diagnostic(`${c.name}: ${moved} moved at the kill; bq ended ${endedAfterKillMs} ms after it with exit ${result.code}; the broker was back after ${restartMs} ms`)
       let possible = 0
       if (result.code !== 0) {
         const output = assertLostBroker(result)
@@ -189,14 +195,8 @@ export function restartSuite(c: RestartCase): RestartHandle {
       const b = broker(t)
       if (b === undefined) return
       const queue = uniqueQueue('restart-publish')
-      const run = startBq(publishArgs(queue, b.url, c.publishMessages), {timeoutMs: 300_000})
-      const ended = run.done.then(() => Date.now())
-      const stored = await writesUnderWay(b, queue, run, Math.ceil(c.publishMessages / 5))
-      await b.kill()
-      const killed = Date.now()
-      const restartMs = await restart(b)
-      const result = await run.done
-      t.diagnostic(`${c.name}: bq ended ${(await ended) - killed} ms after the kill with exit ${result.code}; the broker was back after ${restartMs} ms`)
+      const {progress: stored, endedAfterKillMs, restartMs, result} = await killAndRestartMidRun(b, queue, publishArgs(queue, b.url, c.publishMessages), Math.ceil(c.publishMessages / 5))
+      t.diagnostic(`${c.name}: bq ended ${endedAfterKillMs} ms after the kill with exit ${result.code}; the broker was back after ${restartMs} ms`)
       if (result.code !== 0) assertLostBroker(result)
       const ids = reportedIds(result)
       if (result.code === 0) assert.equal(ids.length, c.publishMessages)
