@@ -16,10 +16,15 @@ export const ExitCode = {
   usage: 2,
   /** A redrive or replay left some selected messages unmoved. */
   partial: 3,
-  /** The broker could not be reached, or refused the credentials. */
+  /** The broker could not be reached (network, TLS, a broker that stays unavailable): worth a retry later. */
   connection: 4,
   /** An alert fired: `bq dlq ls --fail-above` or `--max-age` found a DLQ past its threshold. */
   alert: 5,
+  /**
+   * The broker refused who we are or what we asked: wrong credentials, a SASL failure, a missing
+   * ACL permission. Retrying the same command cannot help, so it is not exit 4.
+   */
+  auth: 6,
   /** Hung up (SIGHUP, 128 + 1): stopped as for Ctrl-C; what was in flight is reported. */
   hangup: 129,
   /** Interrupted (SIGINT, Ctrl-C, 128 + 2); what was in flight is reported. */
@@ -76,11 +81,27 @@ export class NotConfirmedError extends UsageError {
   }
 }
 
-/** The broker is unreachable or refused us: exit 4. The message must already be redacted. */
+/**
+ * The broker is unreachable: exit 4. `tls` when the TLS handshake failed (an untrusted, expired or
+ * wrong-host certificate, a client certificate the broker wants). The message must already be redacted.
+ */
 export class ConnectionError extends BqError {
-  constructor(message: string, cause?: unknown) {
-    super(message, {exitCode: ExitCode.connection, code: 'connection', cause})
+  constructor(message: string, cause?: unknown, code: 'connection' | 'tls' = 'connection') {
+    super(message, {exitCode: ExitCode.connection, code, cause})
     this.name = 'ConnectionError'
+  }
+}
+
+/**
+ * The broker refused the credentials (`auth`: a wrong password, a failed SASL exchange, a missing
+ * or rejected token) or a permission (`permission`: an ACL that does not allow the command, a
+ * vhost or queue the user may not use): exit 6. The message names the credential or permission,
+ * never the secret, and must already be redacted.
+ */
+export class AuthError extends BqError {
+  constructor(message: string, code: 'auth' | 'permission' = 'auth', cause?: unknown, result?: unknown) {
+    super(message, {exitCode: ExitCode.auth, code, cause, result})
+    this.name = 'AuthError'
   }
 }
 

@@ -1,7 +1,7 @@
 import {Args, Flags} from '@oclif/core'
 import {resolve} from 'node:path'
 
-import {brokerScheme, redactUrl} from '../../lib/brokers/registry.js'
+import {brokerScheme, redactUrl, urlSaysInsecure} from '../../lib/brokers/registry.js'
 import {BqCommand} from '../../lib/cli/base-command.js'
 import {holdsSecret, takesPassword} from '../../lib/contexts/secret.js'
 import {checkContextName, contextsPath, readContexts, writeContexts} from '../../lib/contexts/store.js'
@@ -34,6 +34,9 @@ export default class ContextAdd extends BqCommand {
     if (brokerScheme(broker) === undefined) throw new UsageError(`"${redactUrl(broker)}" is not a broker URL: expected scheme://…`)
     if (holdsSecret(broker)) {
       throw new UsageError(`${redactUrl(broker)} holds a secret, and bq does not store secrets in clear: give the URL without it and add --password-env VAR or --password-file PATH; nothing was saved`)
+    }
+    if (flags.protected && urlSaysInsecure(broker)) {
+      throw new UsageError(`a protected context always verifies its broker's certificate, and ${redactUrl(broker)} says insecure=true: pass ca=PATH instead; nothing was saved`)
     }
     const envVar = flags['password-env']
     if (envVar !== undefined && !/^[A-Za-z_][A-Za-z0-9_]*$/.test(envVar)) throw new UsageError(`--password-env ${envVar} is not an environment variable name`)

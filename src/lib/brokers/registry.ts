@@ -10,6 +10,7 @@ import {BqError, UsageError, describeError} from '../errors.js'
 import type {BrokerAdapter, BrokerModule} from './adapter.js'
 import {boundAdapter} from './shared/bounded.js'
 import {redactUrl} from './shared/redact.js'
+import {insecureWarning, saysInsecure} from './shared/tls.js'
 import {DEFAULT_TIMEOUTS, type Timeouts, timeoutError, timeoutsFor, withinDeadline} from './shared/timeouts.js'
 
 export {redactUrl} from './shared/redact.js'
@@ -69,6 +70,17 @@ export function brokerScheme(url: string): string | undefined {
 export interface OpenBrokerOptions {
   /** `--timeout SECONDS`: connect and operation timeout (undefined: the defaults, shared/timeouts.ts). */
   timeoutSeconds?: number
+  /** The command's warning path (stderr and the JSON `warnings`); plain stderr when not given. */
+  warn?: (message: string) => void
+}
+
+/** A URL whose query says insecure=true (connection strings have no query: never). */
+export function urlSaysInsecure(url: string): boolean {
+  try {
+    return saysInsecure(new URL(url).searchParams)
+  } catch {
+    return false
+  }
 }
 
 /**
@@ -85,6 +97,8 @@ export async function openBroker(url: string, options: OpenBrokerOptions = {}): 
   const entry = BROKERS.find((candidate) => candidate.schemes.includes(scheme))
   if (entry === undefined) throw new UsageError(`unknown broker URL scheme "${scheme}" in ${displayUrl}; known: ${KNOWN_SCHEMES.join(', ')}`)
   const {broker} = await importAdapter(scheme, entry.sdk, entry.load)
+  // Every run that skips certificate checks says so, so it cannot become a silent habit.
+  if (urlSaysInsecure(url)) (options.warn ?? ((text: string) => process.stderr.write(`Warning: ${text}\n`)))(insecureWarning(displayUrl))
   const timeouts = options.timeoutSeconds === undefined ? urlTimeouts(url, scheme) : timeoutsFor(options.timeoutSeconds)
   if (scheme === 'sqlite') return broker.open(url, displayUrl, {timeouts})
   // The adapters bound their own connect; this holds for any that would not, and closes a late one.

@@ -3,10 +3,8 @@ import {openBroker, resolveBrokerUrl} from '../brokers/registry.js'
 import type {OpenBrokerOptions} from '../brokers/registry.js'
 import {UsageError} from '../errors.js'
 
-export interface WithBrokerOptions extends OpenBrokerOptions {
-  /** The command's warning path; a connection that will not close after the work is done is reported here. */
-  warn?: (message: string) => void
-}
+/** `warn` (from OpenBrokerOptions) is also where a connection that will not close after the work is done is reported. */
+export type WithBrokerOptions = OpenBrokerOptions
 
 /**
  * Opens the broker a command was pointed at, runs `work`, and always closes it. `options`:

@@ -12,7 +12,8 @@
  * contexts file is read only when steps 1–4 did not decide, so a plain `-b URL` never depends on it.
  */
 import {redactUrl} from '../brokers/shared/redact.js'
-import {UsageError} from '../errors.js'
+import {saysInsecure} from '../brokers/shared/tls.js'
+import {NotConfirmedError, UsageError} from '../errors.js'
 import {readPassword, withPassword} from './secret.js'
 import {readContexts} from './store.js'
 import type {ContextStore} from './store.js'
@@ -57,8 +58,19 @@ function fromContext(name: string, from: ContextInUse['from'], store: ContextSto
     const where = from === 'flag' ? '--context' : from === 'env' ? '$BQ_CONTEXT' : 'the current context (bq context use)'
     throw new UsageError(`no context named "${name}" (from ${where}); bq context list shows the defined ones`)
   }
+  if (context.protected && urlQuerySaysInsecure(context.broker)) {
+    throw new NotConfirmedError(`context ${name} is protected, and its broker URL says insecure=true: a protected broker's certificate is always verified (pass ca=PATH instead); nothing was done`, 'protected-context')
+  }
   const url = context.password === undefined ? context.broker : withPassword(context.broker, readPassword(name, context.password, env))
   return {url, context: {name, broker: redactUrl(context.broker), protected: context.protected, from}}
+}
+
+function urlQuerySaysInsecure(url: string): boolean {
+  try {
+    return saysInsecure(new URL(url).searchParams)
+  } catch {
+    return false
+  }
 }
 
 /** The one stderr line a command prints when it acts through a context. */
