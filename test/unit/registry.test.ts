@@ -8,7 +8,8 @@ import {describe, it} from 'node:test'
 import {fileURLToPath} from 'node:url'
 import {promisify} from 'node:util'
 
-import {brokerScheme, defaultBrokerUrl, importAdapter, openBroker, redactUrl, resolveBrokerUrl} from '../../src/lib/brokers/registry.js'
+import {defaultBrokerUrl} from '../../src/lib/brokers/default-url.js'
+import {brokerScheme, importAdapter, openBroker, redactUrl, resolveBrokerUrl} from '../../src/lib/brokers/registry.js'
 import {sqlitePath} from '../../src/lib/brokers/sqlite/url.js'
 import {BqError, ConnectionError, ExitCode, UsageError} from '../../src/lib/errors.js'
 

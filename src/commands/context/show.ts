@@ -1,6 +1,6 @@
 import {Args} from '@oclif/core'
 
-import {defaultBrokerUrl} from '../../lib/brokers/registry.js'
+import {defaultBrokerUrl} from '../../lib/brokers/default-url.js'
 import {BqCommand} from '../../lib/cli/base-command.js'
 import {describePasswordRef, readPassword} from '../../lib/contexts/secret.js'
 import {readContexts} from '../../lib/contexts/store.js'

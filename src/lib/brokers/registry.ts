@@ -3,11 +3,10 @@
  * is used: opening a `redis://` URL loads ioredis and nothing else, and an SDK that is not
  * installed costs a one-line error, not a crash at startup. Adding a broker is one line here.
  */
-import {homedir} from 'node:os'
-import {isAbsolute, join} from 'node:path'
 
 import {BqError, UsageError, describeError} from '../errors.js'
 import type {BrokerAdapter, BrokerModule} from './adapter.js'
+import {defaultBrokerUrl} from './default-url.js'
 import {boundAdapter} from './shared/bounded.js'
 import {redactUrl} from './shared/redact.js'
 import {insecureWarning, saysInsecure} from './shared/tls.js'
@@ -40,18 +39,6 @@ const BROKERS: readonly BrokerEntry[] = [
 
 /** Every scheme bq recognises. */
 export const KNOWN_SCHEMES: readonly string[] = BROKERS.flatMap((entry) => entry.schemes)
-
-/** `$XDG_DATA_HOME` (only when absolute, as the XDG spec says) or `~/.local/share`. */
-export function dataDir(env: NodeJS.ProcessEnv = process.env): string {
-  const xdg = env.XDG_DATA_HOME
-  if (xdg !== undefined && xdg !== '' && isAbsolute(xdg)) return xdg
-  return join(homedir(), '.local', 'share')
-}
-
-/** The embedded store used when nothing is configured. */
-export function defaultBrokerUrl(env: NodeJS.ProcessEnv = process.env): string {
-  return `sqlite://${join(dataDir(env), 'bq', 'queues.db')}`
-}
 
 /** The `--broker` flag, else `BQ_BROKER`, else the embedded default. Empty values count as unset. */
 export function resolveBrokerUrl(flag?: string, env: NodeJS.ProcessEnv = process.env): string {

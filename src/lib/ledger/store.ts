@@ -9,7 +9,7 @@ import {dirname, join} from 'node:path'
 
 import type BetterSqlite3 from 'better-sqlite3'
 
-import {dataDir} from '../brokers/registry.js'
+import {dataDir} from '../brokers/default-url.js'
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS bq_runs (

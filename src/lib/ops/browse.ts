@@ -2,7 +2,7 @@ import type {BrokerAdapter, BrokerMessage, BrowseFrom} from '../brokers/adapter.
 import {viewOf} from './message-view.js'
 import type {MessageView} from './message-view.js'
 import {matchesAll} from './match.js'
-import type {Selector} from './match.js'
+import type {Selector} from './selector.js'
 
 /**
  * Non-destructive reading shared by peek and dlq inspect: pages through a queue with the

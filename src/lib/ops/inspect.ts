@@ -1,7 +1,7 @@
 import type {BrokerAdapter, RelatedQueue} from '../brokers/adapter.js'
 import {UsageError} from '../errors.js'
 import {browseQueue} from './browse.js'
-import type {Selector} from './match.js'
+import type {Selector} from './selector.js'
 import type {MessageView} from './message-view.js'
 import {isoTime} from '../output/table.js'
 

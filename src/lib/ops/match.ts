@@ -1,5 +1,6 @@
 import {UsageError} from '../errors.js'
 import type {MessageView} from './message-view.js'
+import type {Selector} from './selector.js'
 import {parseTimeWindow, windowSelector} from './time-window.js'
 import type {TimeBasis} from './time-window.js'
 
@@ -13,11 +14,6 @@ import type {TimeBasis} from './time-window.js'
 export const SELECT_KEYS = ['reason', 'urn', 'exception', 'error', 'original_queue', 'lang', 'id', 'trace_id', 'queue', 'attempts'] as const
 export type SelectKey = (typeof SELECT_KEYS)[number]
 
-export interface Selector {
-  /** How the selection reads in messages: `reason=failed`, `where data.x > 1`. */
-  text: string
-  matches: (view: MessageView) => boolean
-}
 
 /** A selector on one key's value (a message lacking the key never matches it). */
 export function keySelector(key: SelectKey, test: (value: string) => boolean, text: string): Selector {

@@ -1,5 +1,5 @@
 import {UsageError} from '../errors.js'
-import type {Selector} from './match.js'
+import type {Selector} from './selector.js'
 import type {MessageView} from './message-view.js'
 
 /**

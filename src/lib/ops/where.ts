@@ -1,7 +1,7 @@
 import {Environment} from '@marcbachmann/cel-js'
 
 import {UsageError} from '../errors.js'
-import type {Selector} from './match.js'
+import type {Selector} from './selector.js'
 import type {MessageView} from './message-view.js'
 import {whereActivation} from './where-values.js'
 

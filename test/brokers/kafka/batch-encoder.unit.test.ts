@@ -1,5 +1,5 @@
 /**
- * bq's Kafka record batch encoder (kafka-batch-encoder.ts), checked against kafkajs's own batch
+ * bq's Kafka record batch encoder (kafka/client/batch-encoder.ts), checked against kafkajs's own batch
  * decoder and kafkajs's own CRC-32C: what bq writes must read back field for field.
  */
 import assert from 'node:assert/strict'

@@ -3,7 +3,7 @@
  * kafka://127.0.0.1:19092), opened through the registry as `bq` does.
  *
  * How Kafka meets the queue contract: "the queue" is what the redrive group `bq-redrive.<topic>`
- * has not finished (kafka-state.ts). Ack commits progress; release leaves the record waiting in
+ * has not finished (kafka/state.ts). Ack commits progress; release leaves the record waiting in
  * place, so a released record is seen again by the next drain, in its original position, and
  * every contract test holds as written, including order.
  *
@@ -12,7 +12,7 @@
  * - A crashed drain: the adapter declares `afterCrash: 'nothing-reserved'` (a Kafka drain reserves
  *   nothing on the broker: a killed run's uncommitted records simply wait in the log, and
  *   `recover()` returns 0), and the suite's crash test checks exactly that after a drain process
- *   exits without closing; a crash after some acks is tested in kafka.adapter.test.ts and by the
+ *   exits without closing; a crash after some acks is tested in adapter.test.ts and by the
  *   SIGKILL suite.
  */
 import type {TestContext} from 'node:test'

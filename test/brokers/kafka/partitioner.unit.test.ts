@@ -1,4 +1,4 @@
-/** Where bq's Kafka publisher sends each record (kafka-partitioner.ts): pure, no broker. */
+/** Where bq's Kafka publisher sends each record (kafka/client/partitioner.ts): pure, no broker. */
 import assert from 'node:assert/strict'
 import {describe, it} from 'node:test'
 

@@ -1,5 +1,5 @@
 /**
- * The redrive progress model (kafka-state.ts) as pure functions: no broker needed. A randomized
+ * The redrive progress model (kafka/state.ts) as pure functions: no broker needed. A randomized
  * run checks it against a plain set of done offsets.
  */
 import assert from 'node:assert/strict'

@@ -1,4 +1,4 @@
-/** When bq may stamp a Kafka record with meta.created_at (kafka-timestamps.ts): pure, no broker. */
+/** When bq may stamp a Kafka record with meta.created_at (kafka/timestamps.ts): pure, no broker. */
 import assert from 'node:assert/strict'
 import {describe, it} from 'node:test'
 

@@ -5,7 +5,7 @@
  * A crashed drain (a process that exits without closing): the adapter declares
  * `afterCrash: 'broker-returns'`, so the suite's crash test checks that RabbitMQ itself requeues
  * the dead connection's un-acked messages, in place, and that `recover()` returns 0. A reset
- * connection and a SIGKILLed process are tested in rabbitmq.adapter.test.ts too.
+ * connection and a SIGKILLed process are tested in adapter.test.ts too.
  */
 import type {TestContext} from 'node:test'
 

@@ -7,7 +7,7 @@
  * contract's crash test (no `crashDrain`). The adapter declares `afterCrash: 'timeout-returns'`,
  * whose branch expects a dead run's reservations to be out of the count until the broker returns
  * them; on Service Bus they stay locked but still show in a peek (which cannot see locks), and
- * count is a peek, until their locks expire. service-bus.adapter.test.ts kills a draining process
+ * count is a peek, until their locks expire. adapter.test.ts kills a draining process
  * and checks that.
  */
 import {after, before, describe, it} from 'node:test'

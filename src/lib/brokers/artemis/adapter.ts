@@ -5,11 +5,11 @@
  * A bq queue is an Artemis address with one ANYCAST queue of the same name; links ask for the
  * `queue` capability, so Artemis's default auto-create settings make both on first publish.
  * Bodies travel as one AMQP data section, byte for byte; the binding's projection rides the
- * annotations, properties and `bq_` application properties (artemis-message.ts).
+ * annotations, properties and `bq_` application properties (message.ts).
  *
  * Reading is native: a browser (`distribution-mode: copy`) is a true peek, and a drain is a
- * consumer with manual settlement (artemis-drain.ts). Counts come from the management API over
- * AMQP (artemis-management.ts): ready = messageCount − deliveringCount − scheduledCount. Without
+ * consumer with manual settlement (drain.ts). Counts come from the management API over
+ * AMQP (management.ts): ready = messageCount − deliveringCount − scheduledCount. Without
  * the `manage` permission, counts fall back to browsing the whole queue.
  *
  * What Artemis 2.40.0 did when measured (test/brokers/artemis/adapter.test.ts):
@@ -18,7 +18,7 @@
  * - a dropped connection returns unsettled messages too, sometimes counting a failed delivery
  *   (delivery-count + 1, toward max-delivery-attempts), sometimes not, depending on timing;
  * - a browsed copy carries one less than the delivery count a consumer would see (see
- *   artemis-message.ts);
+ *   message.ts);
  * - after max-delivery-attempts (default 10) a message moves to the address's dead-letter
  *   address (`DLQ`), annotated with `x-opt-ORIG-ADDRESS`/`x-opt-ORIG-QUEUE`.
  */

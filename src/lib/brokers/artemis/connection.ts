@@ -26,7 +26,7 @@ const LINK_TIMEOUT_MS = 15_000
 const IDLE_TIMEOUT_MS = 30_000
 
 export interface ConnectOptions {
-  /** rhea's per-session delivery buffer (default 2048); a drain needs more room (artemis-drain.ts). */
+  /** rhea's per-session delivery buffer (default 2048); a drain needs more room (drain.ts). */
   sessionBufferSize?: number
   connectTimeoutMs?: number
 }

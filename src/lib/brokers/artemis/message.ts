@@ -2,7 +2,7 @@
  * Between bq's messages and rhea's AMQP 1.0 message objects.
  *
  * Out: the body is one AMQP `data` section holding the exact bytes (an AMQP string value would be
- * re-encoded text), durable, with the Artemis binding's projection (bindings/artemis.ts).
+ * re-encoded text), durable, with the Artemis binding's projection (binding.ts).
  * In: the body bytes whatever section a producer used, the metadata made JSON-friendly for
  * `bq peek --headers`, the inverse projection, and what Artemis's dead-letter address records.
  */
@@ -48,7 +48,7 @@ export type ReadVia = 'browse' | 'consume'
  * A received message as bq shows it. `via` matters for the delivery count: Artemis 2.40 stamps a
  * browsed copy with one less than a consumer would receive (a browse is not counted as a
  * delivery), so a browsed count of n ≥ 1 means n + 1 failed deliveries; a browsed message with
- * exactly one failed delivery is indistinguishable from a fresh one. Measured, see artemis.ts.
+ * exactly one failed delivery is indistinguishable from a fresh one. Measured, see test/brokers/artemis/adapter.test.ts.
  */
 export function toBrokerMessage(message: Message, position: string, via: ReadVia): BrokerMessage {
   const annotations = plainMap(message.message_annotations)

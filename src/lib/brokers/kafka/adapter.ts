@@ -1,13 +1,13 @@
 /**
- * Apache Kafka adapter (its client library behind client/index.ts): `kafka://host:port[,host:port][?sasl=…&ssl=…]` (kafka-url.ts).
+ * Apache Kafka adapter (its client library behind client/index.ts): `kafka://host:port[,host:port][?sasl=…&ssl=…]` (url.ts).
  *
  * A queue is a topic. Publishing projects the envelope onto `bq-` record headers and the record
- * timestamp (bindings/kafka.ts) through an idempotent producer with acks=all. Reading never joins
- * a consumer group: records are fetched by offset (kafka-wire.ts).
+ * timestamp (binding.ts) through an idempotent producer with acks=all. Reading never joins
+ * a consumer group: records are fetched by offset (client/wire.ts).
  *
  * What "the queue" holds: a log keeps every record until retention removes it, so bq's view of a
  * topic is "what a redrive would still see": the records from the redrive group's committed
- * offset on, minus the runs it finished (kafka-state.ts). The group is `bq-redrive.<topic>`; a
+ * offset on, minus the runs it finished (state.ts). The group is `bq-redrive.<topic>`; a
  * topic bq never redrove has no such group, so every record in it is waiting. Peek, count, dlq
  * inspect and dry runs all read this same view, in partition order then offset order.
  * `BrowseOptions.from` reads the log itself instead, whatever the redrive group has done.

@@ -5,7 +5,7 @@
  * - `next` reads the waiting records by offset (no group membership), up to the end offsets taken
  *   when the drain started (or `max`);
  * - `ack` (called once the copies are confirmed) marks records done and commits the group's
- *   progress (kafka-state.ts): the committed offset is the first record still waiting, and the
+ *   progress (state.ts): the committed offset is the first record still waiting, and the
  *   offset-commit metadata lists the finished runs above it. A commit only ever describes records
  *   below the lowest one still in flight, so a crash can make a later run re-send (at-least-once)
  *   but never skip a record;

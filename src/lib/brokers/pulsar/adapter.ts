@@ -10,14 +10,14 @@
  * subscription creation). bq uses `ws` for the first and Node's fetch for the second.
  *
  * - publish: WebSocket producer; the body's exact bytes go base64 in the JSON frame with the §5
- *   properties (bindings/pulsar.ts) and `deliverAfterMs` for a delay; resolves once every message
+ *   properties (binding.ts) and `deliverAfterMs` for a delay; resolves once every message
  *   came back `ok`. Before the first publish to a topic with no subscription at all, the binding's
  *   `babelqueue` subscription is created at the latest position (`?ensure_subscription=`), because
  *   Pulsar keeps no message for a topic nobody subscribes to (without a retention policy).
  * - browse/count: the backlog of bq's subscription `bq-redrive` (or everything stored, before it
  *   exists), read through a reader: no subscription, acknowledgement or redelivery count changes
- *   (pulsar-read.ts). Messages whose delivery is delayed (bq-delay) are not counted or shown.
- * - drain: that subscription, Exclusive by default, through the consumer endpoint (pulsar-drain.ts).
+ *   (read.ts). Messages whose delivery is delayed (bq-delay) are not counted or shown.
+ * - drain: that subscription, Exclusive by default, through the consumer endpoint (drain.ts).
  */
 import {BqError, QueueNotFoundError, UsageError} from '../../errors.js'
 import type {BrokerAdapter, BrokerMessage, BrowseOptions, Capabilities, DrainOptions, DrainSession, ListedQueue, OutgoingMessage} from '../adapter.js'

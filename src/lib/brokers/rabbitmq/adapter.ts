@@ -2,9 +2,9 @@
  * RabbitMQ (AMQP 0-9-1) adapter: `amqp://user:pass@host:port/vhost`, `amqps://…`.
  *
  * Bodies travel byte for byte; the envelope fields ride AMQP properties and native-typed headers
- * (bindings/rabbitmq.ts). Publishing uses a confirm channel and resolves only once the broker
+ * (binding.ts). Publishing uses a confirm channel and resolves only once the broker
  * confirmed every message. Reading is built on consumers with manual acknowledgement, because
- * AMQP 0-9-1 has no non-destructive read: see browse() and rabbitmq-drain.ts.
+ * AMQP 0-9-1 has no non-destructive read: see browse() and drain.ts.
  */
 import type {ChannelModel, ConfirmChannel, ConsumeMessage, Options} from 'amqplib'
 

@@ -2,7 +2,7 @@
  * A drain over one Redis list K. Reservations move to `K:processing` (the binding's list, so a
  * crash leaves them where operators and `recover()` look); released messages move to
  * `K:bq-held` so this run never takes them again; close puts held and un-acked messages back at
- * K's head in their original order. Every step is a fenced Lua script (see redis-scripts.ts).
+ * K's head in their original order. Every step is a fenced Lua script (see scripts.ts).
  *
  * Once the caller streams (a second next()), the session reads ahead: as it hands out a batch it
  * reserves the following one with the same fenced script, so the caller's work on the current

@@ -2,11 +2,11 @@
  * Azure Service Bus adapter (@azure/service-bus): a connection string, or `sb://<namespace>` with
  * BQ_SERVICEBUS_CONNECTION_STRING or Azure AD (@azure/identity, when installed).
  *
- * Bodies are Buffers in AMQP data sections both ways (bindings/service-bus.ts projects the envelope
+ * Bodies are Buffers in AMQP data sections both ways (binding.ts projects the envelope
  * onto Subject, CorrelationId, MessageId, ContentType and typed application properties). Browsing
- * and counting peek (service-bus-peek.ts), a drain receives in peek-lock mode
- * (service-bus-drain.ts), `--delay` schedules (ScheduledEnqueueTime). Queue names may address a
- * dead-letter sub-queue or a subscription (service-bus-entity.ts). Service Bus entities must exist:
+ * and counting peek (peek.ts), a drain receives in peek-lock mode
+ * (drain.ts), `--delay` schedules (ScheduledEnqueueTime). Queue names may address a
+ * dead-letter sub-queue or a subscription (entity.ts). Service Bus entities must exist:
  * bq never creates them.
  */
 import {randomBytes} from 'node:crypto'

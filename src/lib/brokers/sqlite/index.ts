@@ -2,7 +2,7 @@
 import {resolve} from 'node:path'
 
 import type {BrokerModule} from '../adapter.js'
-import {defaultBrokerUrl} from '../registry.js'
+import {defaultBrokerUrl} from '../default-url.js'
 import {openSqliteAdapter} from './adapter.js'
 import {sqlitePath} from './url.js'
 

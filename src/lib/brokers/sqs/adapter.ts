@@ -1,9 +1,9 @@
 /**
  * Amazon SQS adapter (@aws-sdk/client-sqs): `sqs://<region>[?endpoint=…][&account=…][&group=…]
- * [&visibility=…][&profile=…]` (sqs-url.ts). Works with any SQS-compatible endpoint (ElasticMQ).
+ * [&visibility=…][&profile=…]` (url.ts). Works with any SQS-compatible endpoint (ElasticMQ).
  *
  * The body is the envelope text (SQS carries text: bodies must be UTF-8); the envelope fields
- * ride MessageAttributes (bindings/sqs.ts). SQS has no non-destructive read: a look is a receive,
+ * ride MessageAttributes (binding.ts). SQS has no non-destructive read: a look is a receive,
  * which raises ApproximateReceiveCount and can trigger a queue's redrive policy, hence
  * `receiveSideEffects` (commands read only with --receive). Standard queues keep no order.
  */

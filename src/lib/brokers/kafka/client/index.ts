@@ -6,7 +6,7 @@
  * Why a seam: bq reads and produces through private parts of kafkajs, not its public API: the
  * cluster factory behind the `private:Kafka:createCluster` symbol and the deep require of
  * `kafkajs/src/consumer/batch.js` (wire.ts), the broker's `private:Broker:sendRequest` method and
- * deep requires of `kafkajs/src/protocol/encoder.js` and `protocol/error.js` (produce-request.ts).
+ * deep requires of `kafkajs/src/protocol/encoder.js` and `kafkajs/src/protocol/error.js` (produce-request.ts).
  * Any kafkajs release may move those, so package.json pins kafkajs to an exact version, and
  * changing it (or the library) means changing client/ only. `publish` is bq's hand-written
  * produce path (producer.ts → produce.ts → produce-request.ts, batch-encoder.ts); kafkajs's own

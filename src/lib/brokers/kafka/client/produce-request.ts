@@ -1,7 +1,7 @@
 /**
  * The two requests of bq's produce path, sent over a kafkajs broker connection (the ones KafkaWire
  * reads through, so TLS, SASL, reconnects and throttling are kafkajs's): InitProducerId, and
- * Produce carrying record batches bq already encoded (kafka-batch-encoder.ts).
+ * Produce carrying record batches bq already encoded (batch-encoder.ts).
  *
  * kafkajs's broker has a public `produce`, but it takes message objects and encodes them its own
  * slow way. So the Produce request is built here and handed to the broker's private request

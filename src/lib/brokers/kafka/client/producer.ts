@@ -1,9 +1,9 @@
 /**
  * Publishing to Kafka: idempotent writes with acks=all (every in-sync replica has the record
  * before the send resolves; resends cannot duplicate or reorder within the session), through bq's
- * own produce path (kafka-produce.ts) over the kafkajs connections KafkaWire holds. A missing
+ * own produce path (produce.ts) over the kafkajs connections KafkaWire holds. A missing
  * topic is created; an existing one is never changed. Record timestamps follow
- * kafka-timestamps.ts: meta.created_at unless the topic would delete or refuse it.
+ * ../timestamps.ts: meta.created_at unless the topic would delete or refuse it.
  */
 import kafkajs, {type Admin, type Kafka} from 'kafkajs'
 
@@ -14,8 +14,8 @@ import {kafkaErrorType, kafkaFailure} from './errors.js'
 import {PartitionChooser} from './partitioner.js'
 import {IdempotentProducer} from './produce.js'
 import {protocolError} from './produce-request.js'
+import {recordSize} from './record-size.js'
 import {DEFAULT_RULES, rulesFromConfig, timestampIsSafe, type TimestampRules} from '../timestamps.js'
-import {recordSize} from '../records.js'
 import type {KafkaTarget} from '../url.js'
 import type {KafkaMessage, KafkaWire} from './wire.js'
 
@@ -61,7 +61,7 @@ export class KafkaPublisher {
     try {
       const layout = await this.wire.layout(topic)
       if (layout === undefined) throw protocolError(3)
-      // Each group is a batch; unkeyed records of a group share a partition (kafka-partitioner.ts).
+      // Each group is a batch; unkeyed records of a group share a partition (partitioner.ts).
       const partitions = new Map<number, Outgoing[][]>()
       for (const group of splitBatches(messages, recordSize, BATCH_RECORDS, BATCH_BYTES)) {
         for (const [partition, records] of this.chooser.assign(topic, layout, group.map((message) => outgoing(message, now, rules)))) {
@@ -137,7 +137,7 @@ export class KafkaPublisher {
 
 /**
  * The record as the encoder takes it. The timestamp is meta.created_at when the topic keeps and
- * accepts it (kafka-timestamps.ts), else now; a record without one is stamped now too.
+ * accepts it (../timestamps.ts), else now; a record without one is stamped now too.
  */
 function outgoing(message: KafkaMessage, now: number, rules: TimestampRules): Outgoing {
   const stamp = message.timestamp === undefined ? NaN : Number(message.timestamp)

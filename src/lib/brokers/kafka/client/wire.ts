@@ -1,7 +1,7 @@
 /**
  * The Kafka requests bq's reading side needs, without joining a consumer group: topic layout,
  * watermarks, fetch-by-offset, and a group's committed offsets (read and write); and the broker
- * connections bq's produce path (kafka-produce.ts) sends through.
+ * connections bq's produce path (produce.ts) sends through.
  *
  * kafkajs's public consumer always joins a group and pushes records at its own pace; peeking must
  * join nothing and commit nothing, and a drain must pull exactly what it asks for. So this module
