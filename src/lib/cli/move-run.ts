@@ -1,7 +1,7 @@
 import type {BrokerAdapter} from '../brokers/adapter.js'
 import {BqError, InterruptedError, PartialError, withResult} from '../errors.js'
 import type {StopSignal} from '../errors.js'
-import type {RedriveItem, RedriveReport} from '../ops/redrive.js'
+import type {RedriveItem, RedriveReport} from '../ops/redrive-types.js'
 import {startProgress} from '../output/progress.js'
 import {itemPrinter, summaryLine} from '../output/redrive-report.js'
 import type {OutcomeLabels} from '../output/redrive-report.js'

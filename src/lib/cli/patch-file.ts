@@ -2,7 +2,7 @@ import {readFileSync} from 'node:fs'
 
 import {applyEnvelopePatch, parsePatch} from '../envelope/patch.js'
 import {UsageError} from '../errors.js'
-import type {EnvelopeTransform} from '../ops/redrive.js'
+import type {EnvelopeTransform} from '../ops/redrive-types.js'
 
 /** `--patch FILE`: the patch read and checked (UsageError, exit 2, when unusable), as a redrive transform. */
 export function readPatchFile(path: string): EnvelopeTransform {

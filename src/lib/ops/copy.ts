@@ -1,8 +1,11 @@
 import type {BrokerAdapter, BrokerMessage} from '../brokers/adapter.js'
 import {describeError} from '../errors.js'
 import {RateLimiter} from './rate.js'
-import {BatchSizer, DEFAULT_BATCH, failedRun, planBatch} from './redrive.js'
-import type {About, PlanRules, RedriveOutcome, RedriveReport, RedriveRequest} from './redrive.js'
+import {BatchSizer, DEFAULT_BATCH} from './batch-sizer.js'
+import {failedRun} from './failed-run.js'
+import {planBatch} from './plan-batch.js'
+import type {PlanRules} from './plan-batch.js'
+import type {About, RedriveOutcome, RedriveReport, RedriveRequest} from './redrive-types.js'
 
 /**
  * `dlq redrive --copy`: publish the same reset copies a redrive would, and leave every original

@@ -7,8 +7,11 @@ import {viewOf} from './message-view.js'
 import type {MessageView} from './message-view.js'
 import type {PurgeBackup} from './purge-backup.js'
 import {MAX_MESSAGE_BYTES} from './read-messages.js'
-import {BatchSizer, DEFAULT_BATCH, aboutOf, aboutUndecoded, checkDeliveryCost, failedRun, planOnly} from './redrive.js'
-import type {About, DrainRunRequest, RedriveCounts, RedriveOutcome, RedriveReport} from './redrive.js'
+import {BatchSizer, DEFAULT_BATCH} from './batch-sizer.js'
+import {failedRun} from './failed-run.js'
+import {aboutOf, aboutUndecoded} from './plan-batch.js'
+import {checkDeliveryCost, planOnly} from './redrive.js'
+import type {About, DrainRunRequest, RedriveCounts, RedriveOutcome, RedriveReport} from './redrive-types.js'
 
 /**
  * The purge engine (`bq dlq purge`), built like the redrive engine: drain a batch, append the

@@ -1,13 +1,17 @@
-import type {Binding, BrokerAdapter, BrokerMessage, DrainSession, OutgoingMessage, ReservedMessage} from '../brokers/adapter.js'
-import {fieldsOf, resetForRedrive, resetForRedriveBytes} from '../envelope/envelope.js'
+import type {BrokerAdapter, BrokerMessage, DrainSession, OutgoingMessage, ReservedMessage} from '../brokers/adapter.js'
+import {resetForRedrive} from '../envelope/envelope.js'
 import type {Envelope} from '../envelope/envelope.js'
-import {BqError, ExitCode, UsageError, describeError, withResult} from '../errors.js'
+import {BqError, ExitCode, UsageError, describeError} from '../errors.js'
+import {BatchSizer, DEFAULT_BATCH, tooLarge} from './batch-sizer.js'
 import {copyMessages} from './copy.js'
+import {failedRun} from './failed-run.js'
+import {aboutOf, aboutUndecoded, intoItself, planBatch} from './plan-batch.js'
+import type {Group, PlanRules} from './plan-batch.js'
 import {matchesAll} from './match.js'
-import type {Selector} from './selector.js'
 import {viewOf} from './message-view.js'
 import type {MessageView} from './message-view.js'
 import {RateLimiter} from './rate.js'
+import type {About, EnvelopeTransform, RedriveCounts, RedriveItem, RedriveOutcome, RedriveReport, RedriveRequest} from './redrive-types.js'
 
 /**
  * The redrive engine (DESIGN.md, "the rules bq keeps"):
@@ -19,167 +23,6 @@ import {RateLimiter} from './rate.js'
  * 5. every message gets an outcome, and the run reports them.
  */
 
-export type RedriveOutcome = 'redriven' | 'would_redrive' | 'skipped' | 'poison' | 'failed'
-
-export interface RedriveItem {
-  id: string | null
-  trace_id: string | null
-  urn: string | null
-  reason: string | null
-  target: string | null
-  outcome: RedriveOutcome
-  error?: string
-  /** A dry run with a transform (--patch): the bytes the message would be sent as, for the first few. */
-  envelope?: string
-}
-
-/**
- * A change made to each selected envelope before the reset (`--patch`, `dlq edit`): the new
- * envelope, or why this message cannot be changed (it then stays on the DLQ, reported failed).
- */
-export type EnvelopeTransform = (envelope: Envelope) => {envelope: Envelope} | {error: string}
-
-/** How many would-be copies a dry run with a transform shows whole. */
-export const TRANSFORM_SAMPLE = 3
-
-export interface RedriveCounts {
-  examined: number
-  redriven: number
-  would_redrive: number
-  skipped: number
-  poison: number
-  failed: number
-}
-
-/** What every run that drains a DLQ takes (redrive, copy, purge). */
-export interface DrainRunRequest {
-  source: BrokerAdapter
-  dlq: string
-  selectors: Selector[]
-  /** 0 = every message present at the start. */
-  max: number
-  dryRun: boolean
-  /** The most messages per batch (default 500); fewer when the messages are large (see BATCH_BYTES). */
-  batchSize?: number
-  /** Called for every message as its outcome is decided (for --json items and progress). */
-  onItem?: (item: RedriveItem) => void
-  /** Set to stop after the current batch (SIGINT). */
-  stopRequested?: () => boolean
-  /**
-   * The operator accepts that, on a queue that counts deliveries (`readsCostDeliveries`), every
-   * message the run takes and leaves behind (unselected, poison, not movable) costs one delivery.
-   * Without it such a run is refused before anything is read; a dry run there is always refused.
-   */
-  acceptDeliveryCost?: boolean
-}
-
-export interface RedriveRequest extends DrainRunRequest {
-  /** Where copies go; the source broker when absent. */
-  target?: BrokerAdapter
-  /** Sandbox routing: every copy to this queue instead of its original one. */
-  toQueue?: string
-  /** Messages per second. */
-  rate?: number
-  bypass: boolean
-  /** The ledger id of this run, stamped on each copy as `bq-run-id` where the binding has headers. */
-  runId?: string
-  /** Applied to each selected envelope before the reset; routing then reads the changed envelope. */
-  transform?: EnvelopeTransform
-  /** Publish the reset copies and leave every original on the DLQ (`--copy`). */
-  copy?: boolean
-}
-
-export interface RedriveReport {
-  dlq: string
-  source: string
-  target: string
-  dry_run: boolean
-  counts: RedriveCounts
-  /** The run stopped early (interrupted, or the target failed). */
-  stopped_early: boolean
-  stop_reason?: string
-  /**
-   * Present when a run ended part-way with copies whose originals may still be on the DLQ (at
-   * least once: the copy was sent, the original's removal was not confirmed, e.g. the connection
-   * was lost): how many messages may now be on both. A next redrive would send them again.
-   */
-  possible_duplicates?: number
-}
-
-/** The most messages one batch asks for. */
-export const DEFAULT_BATCH = 500
-
-/**
- * The byte budget of one batch: the engine asks `DrainSession.next()` (and browse, in a dry run)
- * for as many messages as fit, judged by the sizes it has seen. It holds about two batches at a
- * time (one moving while the next is decoded), each with its reset copies, so a run's memory is
- * bounded by a few times this, not by the batch count times the message size.
- */
-export const BATCH_BYTES = 64 * 1024 * 1024
-
-/**
- * The largest message a redrive (or replay) moves: 128 MiB (README "Limits"), more than most
- * brokers accept by default and small enough to keep a run's memory bounded. A larger one is not read into the codec: it stays where it is and
- * is reported as failed with its size, and the run goes on.
- */
-export const MAX_MOVE_MESSAGE_BYTES = 128 * 1024 * 1024
-
-/**
- * Batch sizes by bytes: the first batch asks for `first` messages (one unless the caller fixed a
- * batch size), each next one for up to four times the previous count, never more than `cap` nor
- * than the byte budget allows for the largest message of the last batch (or the average so far,
- * if larger).
- */
-export class BatchSizer {
-  private size: number
-  private seenBytes = 0
-  private seenCount = 0
-
-  constructor(
-    private readonly cap: number,
-    first = 1,
-    private readonly budget = BATCH_BYTES,
-  ) {
-    this.size = first
-  }
-
-  /** How many messages to ask for next. */
-  next(): number {
-    return Math.max(1, Math.min(this.size, this.cap))
-  }
-
-  /** Records the sizes of the batch just taken. */
-  saw(sizes: number[]): void {
-    if (sizes.length === 0) return
-    let largest = 0
-    for (const size of sizes) {
-      largest = Math.max(largest, size)
-      this.seenBytes += size
-    }
-    this.seenCount += sizes.length
-    const typical = Math.max(largest, this.seenBytes / this.seenCount, 1)
-    this.size = Math.max(1, Math.min(this.cap, this.size * 4, Math.floor(this.budget / typical)))
-  }
-}
-
-/** Why a message is too large to move, or undefined. */
-export function tooLarge(message: BrokerMessage): string | undefined {
-  if (message.body.length <= MAX_MOVE_MESSAGE_BYTES) return undefined
-  const mib = (n: number) => `${(n / 1024 / 1024).toFixed(1)} MiB`
-  return `the message is ${mib(message.body.length)}, larger than bq's largest movable message (${mib(MAX_MOVE_MESSAGE_BYTES)}): left in place`
-}
-
-/** What a message says about itself without decoding it (its native metadata). */
-export function aboutUndecoded(message: BrokerMessage): About {
-  const native = message.native
-  return {id: native.id ?? null, trace_id: native.traceId ?? null, urn: native.job ?? null, reason: native.nativeDeadLetter?.reason ?? null}
-}
-
-/** The per-message reason a target that is the DLQ being drained is refused. */
-function intoItself(queue: string): string {
-  return `its target ${queue} is the dead-letter queue being redriven (a move there would only strip its dead_letter block): left in place; use --to`
-}
-
 /**
  * True when copies go to the broker the DLQ is on: the same adapter, or one opened on the same
  * (redacted) URL with --to-broker.
@@ -188,12 +31,8 @@ function sameBrokerAs(source: BrokerAdapter, target: BrokerAdapter): boolean {
   return target === source || (target.kind === source.kind && target.displayUrl === source.displayUrl)
 }
 
-/** What an item reports about its message. */
-export type About = Pick<RedriveItem, 'id' | 'trace_id' | 'urn' | 'reason'>
-
-export function aboutOf(view: MessageView): About {
-  return {id: view.id ?? null, trace_id: view.traceId ?? null, urn: view.urn ?? null, reason: view.deadLetter?.reason ?? null}
-}
+/** How many would-be copies a dry run with a transform shows whole. */
+export const TRANSFORM_SAMPLE = 3
 
 export async function redrive(request: RedriveRequest): Promise<RedriveReport> {
   const target = request.target ?? request.source
@@ -382,75 +221,6 @@ function countUnlandedAcks(session: DrainSession, report: RedriveReport): string
   return `possible_duplicates is an upper bound: whether the ${unlanded.sent} removals sent before the connection was lost reached the broker could not be checked (${unlanded.reason ?? 'no answer'}), so all are counted`
 }
 
-export type Group<M extends BrokerMessage = ReservedMessage> = Array<{message: M; about: About; outgoing: OutgoingMessage}>
-
-/** What decides a message's fate in a redrive (or a copy): the selection and where it goes. */
-export interface PlanRules {
-  binding: Binding
-  selectors: Selector[]
-  bypass: boolean
-  /**
-   * A selected message's envelope as it will be sent (after --patch, if any) and the queue it goes
-   * to (--to, else its original queue; undefined when none is recorded), or why it cannot change.
-   */
-  change: (view: MessageView) => {envelope: Envelope; queue: string | undefined} | {error: string}
-  /** The run ledger's id, stamped as the bq-run-id header on every copy. */
-  runId?: string
-  /** True when a copy to this queue would land on the DLQ being read. */
-  intoSource: (queue: string) => boolean
-}
-
-/**
- * Decodes, selects and resets a batch; changes nothing and reports nothing yet. `kept` stay on
- * the DLQ (with their outcome); `groups` are the reset copies to publish, per target queue.
- */
-export function planBatch<M extends BrokerMessage>(batch: M[], rules: PlanRules) {
-  const kept: Array<{message: M; about: About; outcome: RedriveOutcome; target?: string; error?: string}> = []
-  const groups = new Map<string, Group<M>>()
-  for (const message of batch) {
-    const large = tooLarge(message)
-    if (large !== undefined) {
-      kept.push({message, about: aboutUndecoded(message), outcome: 'failed', error: large})
-      continue
-    }
-    const view = viewOf(message, rules.binding)
-    if (!view.envelope) {
-      kept.push({message, about: aboutOf(view), outcome: 'poison', error: view.decodeError})
-      continue
-    }
-    if (!matchesAll(view, rules.selectors)) {
-      kept.push({message, about: aboutOf(view), outcome: 'skipped'})
-      continue
-    }
-    const changed = rules.change(view)
-    if ('error' in changed) {
-      kept.push({message, about: aboutOf(view), outcome: 'failed', error: changed.error})
-      continue
-    }
-    const queue = changed.queue
-    if (queue === undefined) {
-      kept.push({message, about: aboutOf(view), outcome: 'failed', error: 'no original queue recorded: use --to'})
-      continue
-    }
-    if (rules.intoSource(queue)) {
-      kept.push({message, about: aboutOf(view), outcome: 'failed', target: queue, error: intoItself(queue)})
-      continue
-    }
-    const body = resetForRedriveBytes(changed.envelope)
-    // The reset copy differs only in attempts, so its projection needs no second parse.
-    const fields = fieldsOf(changed.envelope)
-    fields.attempts = 0
-    const group = groups.get(queue) ?? []
-    // Only what the report needs is kept until the move: the view and its tree die young.
-    const outgoing: OutgoingMessage = {body, fields, bypass: rules.bypass, republish: true, ...(rules.runId === undefined ? {} : {runId: rules.runId})}
-    // The message's own headers (traceparent and the like) travel with it, to this broker or another.
-    if (message.appHeaders !== undefined && Object.keys(message.appHeaders).length > 0) outgoing.appHeaders = message.appHeaders
-    group.push({message, about: aboutOf(view), outgoing})
-    groups.set(queue, group)
-  }
-  return {kept, groups}
-}
-
 /**
  * Refuses, before anything is read, a redrive that would cost messages deliveries on a queue
  * that counts them (BrokerAdapter.readsCostDeliveries): a dry run on a broker without a true peek
@@ -479,21 +249,6 @@ export async function checkDeliveryCost(request: Pick<RedriveRequest, 'source' |
         ? 'messages it cannot back up exactly (poison bodies, envelopes the backup line would not restore byte for byte)'
         : 'messages it cannot move (poison bodies, envelopes without an original queue, copies the target refused)'
   throw new UsageError(`${cost.queue}${limit} counts deliveries: ${what} hands ${leaves} back, which ${cost.cost}. Nothing was read; add --accept-delivery-cost to ${run} it anyway (one delivery per message left behind; messages beyond --max are not touched)`, 'delivery-cost')
-}
-
-/**
- * A run that ended on an error after it examined messages: the error keeps its code and exit
- * code (a lost broker stays exit 4) and carries the report of what the run did.
- */
-export function failedRun(error: unknown, report: RedriveReport): unknown {
-  if (report.counts.examined === 0) return error
-  if (!report.stopped_early) {
-    report.stopped_early = true
-    report.stop_reason = describeError(error)
-  }
-  const doubled = report.possible_duplicates ?? 0
-  if (doubled > 0) report.stop_reason += `; ${doubled} message(s) may now be on both the DLQ and their target (at least once: the copy was sent, removing the original was not confirmed), so a next redrive may deliver them twice`
-  return withResult(error, report)
 }
 
 async function moveGroup(

@@ -11,7 +11,7 @@ import {viewOf} from './message-view.js'
 import type {MessageView} from './message-view.js'
 import {RateLimiter} from './rate.js'
 import {readMessages} from './read-messages.js'
-import type {RedriveCounts, RedriveItem, RedriveOutcome, RedriveReport} from './redrive.js'
+import type {RedriveCounts, RedriveItem, RedriveOutcome, RedriveReport} from './redrive-types.js'
 
 /**
  * `bq replay`: re-publish envelopes from a JSON/JSONL file (a `peek --jsonl` export, a backup)

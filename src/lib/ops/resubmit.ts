@@ -5,7 +5,7 @@ import {keySelector} from './match.js'
 import type {Selector} from './selector.js'
 import type {MessageView} from './message-view.js'
 import {redrive} from './redrive.js'
-import type {RedriveItem, RedriveReport} from './redrive.js'
+import type {RedriveItem, RedriveReport} from './redrive-types.js'
 
 /**
  * `dlq edit`'s broker side: find one message by meta.id without taking it, then move its edited

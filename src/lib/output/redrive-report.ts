@@ -1,4 +1,4 @@
-import type {RedriveItem, RedriveReport} from '../ops/redrive.js'
+import type {RedriveItem, RedriveReport} from '../ops/redrive-types.js'
 import type {OutputWriter} from './writer.js'
 
 /** Human lines for redrive and replay: one per message (when asked), then the counts. */
