@@ -144,7 +144,7 @@ export function createKafkaClient(target: KafkaTarget): Kafka {
   const config: KafkaConfig = {
     brokers: target.brokers,
     clientId: target.clientId,
-    ssl: target.ssl,
+    ssl: target.tls?.options ?? false,
     // Three connect attempts fit in the connect timeout (--timeout); each request gets the operation timeout.
     connectionTimeout: target.timeouts === undefined ? 3000 : Math.max(500, Math.round(target.timeouts.connectMs / 3)),
     authenticationTimeout: target.timeouts?.connectMs ?? 5000,
@@ -180,6 +180,9 @@ export class KafkaWire {
     }
     const cluster = (factory as (options: object) => InternalCluster)({allowAutoTopicCreation: false, metadataMaxAge: 300_000, isolationLevel: READ_COMMITTED})
     await cluster.connect()
+    // The first request past the handshake: a broker that wants SASL (or refuses the user)
+    // closes the connection here, and the caller still knows what the URL lacked (connectFailure).
+    await cluster.refreshMetadata()
     return new KafkaWire(cluster, displayUrl, secrets)
   }
 
