@@ -118,6 +118,7 @@ interface InternalBroker {
     retentionTime?: number
     topics: Array<{topic: string; partitions: Array<{partition: number; offset: string; metadata: string | null}>}>
   }): Promise<unknown>
+  findGroupCoordinator(request: {groupId: string; coordinatorType: number}): Promise<unknown>
 }
 
 interface InternalCluster {
@@ -343,9 +344,30 @@ export class KafkaWire {
   private async coordinator(groupId: string): Promise<InternalBroker> {
     const known = this.coordinators.get(groupId)
     if (known !== undefined) return known
-    const found = await this.cluster.findGroupCoordinator({groupId})
+    let found: InternalBroker
+    try {
+      found = await this.cluster.findGroupCoordinator({groupId})
+    } catch (error) {
+      throw (await this.coordinatorRefusal(groupId)) ?? error
+    }
     this.coordinators.set(groupId, found)
     return found
+  }
+
+  /**
+   * Why no broker named the group's coordinator: kafkajs drops each broker's answer and says
+   * only "Failed to find group coordinator", so one broker is asked again for its own answer
+   * (GROUP_AUTHORIZATION_FAILED for a user without Describe on the group).
+   */
+  private async coordinatorRefusal(groupId: string): Promise<unknown> {
+    if (this.brokerIds.length === 0) return undefined
+    try {
+      const broker = await this.cluster.findBroker({nodeId: this.brokerIds[0]})
+      await broker.findGroupCoordinator({groupId, coordinatorType: 0})
+      return undefined
+    } catch (error) {
+      return error
+    }
   }
 
   /** Runs a request, retrying what a moved leader or coordinator explains; wraps every failure. */
