@@ -117,10 +117,11 @@ export function permissionFailure(what: string, error: unknown, displayUrl: stri
   const type = kafkaErrorType(error)
   const kind = type === undefined ? undefined : AUTHORIZATION_TYPES.get(type)
   if (kind === undefined) return undefined
-  const needed = NEEDED_OPERATIONS.find((entry) => entry.what.test(what))!
+  const needed = NEEDED_OPERATIONS.find((entry) => entry.what.test(what))
   const named = kind === 'group' ? /consumer group (\S+)/.exec(what)?.[1] : kind === 'topic' ? /topic (\S+)/.exec(what)?.[1] : undefined
-  const operation = kind === 'group' ? needed.group ?? 'Read' : kind === 'topic' ? needed.topic : undefined
-  const acl = operation === undefined ? `an ACL on the ${kind}` : `the ACL ${operation} on ${kind} ${named ?? `(the ${kind} of ${what.replace(/^\S+ /, '')})`}`
+  const operation = kind === 'group' ? needed?.group : kind === 'topic' ? needed?.topic : undefined
+  const resource = named === undefined ? `the ${kind}` : `${kind} ${named}`
+  const acl = operation === undefined ? `an ACL on ${resource}` : `the ACL ${operation} on ${resource}`
   return new AuthError(`cannot ${what} on ${displayUrl}: not authorized (${type}): the user needs ${acl}`, 'permission', error)
 }
 
@@ -143,7 +144,7 @@ export function connectFailure(error: unknown, displayUrl: string, target: Kafka
     const detail = scrubSecrets(rootCause(error).message ?? describeError(error), target.secrets)
     return new AuthError(`cannot connect to ${displayUrl}: the broker refused the credentials of ${who}: check the user name, the password and the mechanism (${detail})`, 'auth', error)
   }
-  const permission = permissionFailure('connect', error, displayUrl)
+  const permission = permissionFailure('read the cluster metadata', error, displayUrl)
   if (permission !== undefined) return permission
   const hint = closedConnectionHint(error, target)
   return new ConnectionError(`cannot connect to ${displayUrl}: ${hint ?? connectionReason(error, target.secrets)}`, error)
