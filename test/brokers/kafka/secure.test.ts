@@ -140,6 +140,14 @@ describe('kafka over SASL_SSL with SCRAM-SHA-512 and ca=', () => {
     await refused(['peek', 'bqsec-lim-any', '-b', sasl(LIMITED, 'ssl=true')], 4, 'tls', /certificate is not trusted: pass ca=PATH/, [LIMITED.password])
   })
 
+  test('insecure=true skips the certificate check and warns, on a URL listing several brokers too', async (t) => {
+    if (!(await available(t))) return
+    const url = `kafka://${LIMITED.user}:${LIMITED.password}@${host}:${saslPort},localhost:${saslPort}?sasl=scram-sha-512&insecure=true`
+    const result = await bq(['dlq', 'ls', '-b', url])
+    assert.equal(result.code, 0, result.stderr)
+    assert.match(result.stderr, /Warning: TLS certificate verification is off for kafka:\/\/limited:\*\*\*@127\.0\.0\.1:\d+,localhost:\d+\?sasl=scram-sha-512&insecure=true \(insecure=true\)/)
+  })
+
   test('a user without the ACL is exit 6 naming the topic and the operation', async (t) => {
     if (!(await available(t))) return
     const readOnly = topicName('bqsec-ro-', 'perm')
