@@ -5,7 +5,9 @@
  * a connection or a permission is refused (exit 4 or 6, one line, no password).
  */
 import assert from 'node:assert/strict'
-import {readFileSync} from 'node:fs'
+import {mkdtempSync, readFileSync, rmSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import path from 'node:path'
 import {after, describe, test, type TestContext} from 'node:test'
 
 import kafkajs from 'kafkajs'
@@ -117,8 +119,15 @@ describe('kafka over SASL_SSL with SCRAM-SHA-512 and ca=', () => {
     assert.equal((await ok(['peek', queue, '-b', limitedUrl])).depth, 6)
     const listed = await ok(['dlq', 'ls', '-b', limitedUrl])
     assert.match(JSON.stringify(listed), new RegExp(`"${dlq.replaceAll('.', '\\.')}"`))
-    const purged = await ok(['dlq', 'purge', queue, '--yes', '-b', limitedUrl])
-    assert.deepEqual(purged.counts, {examined: 1, purged: 1, would_purge: 0, skipped: 0, poison: 0, failed: 0})
+    const dir = mkdtempSync(path.join(tmpdir(), 'bq-kafka-secure-'))
+    try {
+      const backup = path.join(dir, 'purged.jsonl')
+      const purged = await ok(['dlq', 'purge', queue, '--backup', backup, '--yes', '-b', limitedUrl])
+      assert.deepEqual(purged.counts, {examined: 1, purged: 1, would_purge: 0, skipped: 0, poison: 0, failed: 0})
+      assert.equal(readFileSync(backup, 'utf8').trim().split('\n').length, 1)
+    } finally {
+      rmSync(dir, {recursive: true, force: true})
+    }
     assert.equal((await ok(['peek', dlq, '-b', limitedUrl])).depth, 0)
   })
 
