@@ -198,11 +198,10 @@ acl() { tool org.apache.kafka.tools.AclCommand --bootstrap-server "$HOST:$SASL_P
 # What bq needs, granted to `limited` on topics bqsec-lim-*: the README's list (notes) is this.
 grant_acls() {
   local user=User:limited
-  acl --allow-principal "$user" --operation Read --operation Write --operation Describe --operation Create --topic bqsec-lim- --resource-pattern-type prefixed
-  acl --allow-principal "$user" --operation Read --operation Describe --group bq-redrive.bqsec-lim- --resource-pattern-type prefixed
-  acl --allow-principal "$user" --operation Read --operation Describe --group bq-redrive-lock.bqsec-lim- --resource-pattern-type prefixed
-  # A topic limited may read (and redrive out of, with the groups below) but never write.
-  acl --allow-principal "$user" --operation Read --operation Describe --topic bqsec-ro- --resource-pattern-type prefixed
+  acl --allow-principal "$user" --operation Read --operation Describe --resource-pattern-type prefixed \
+    --topic bqsec-lim- --group bq-redrive.bqsec-lim- --group bq-redrive-lock.bqsec-lim- --topic bqsec-ro-
+  # bqsec-ro-*: topics limited may read (and redrive out of) but never write.
+  acl --allow-principal "$user" --operation Write --operation Create --resource-pattern-type prefixed --topic bqsec-lim-
 }
 
 start() {
