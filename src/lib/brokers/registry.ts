@@ -9,7 +9,7 @@ import type {BrokerAdapter, BrokerModule} from './adapter.js'
 import {defaultBrokerUrl} from './default-url.js'
 import {boundAdapter} from './shared/bounded.js'
 import {redactUrl} from './shared/redact.js'
-import {insecureWarning, saysInsecure} from './shared/tls.js'
+import {insecureWarning, rawQueryParams, saysInsecure} from './shared/tls.js'
 import {DEFAULT_TIMEOUTS, type Timeouts, timeoutError, timeoutsFor, withinDeadline} from './shared/timeouts.js'
 
 export {redactUrl} from './shared/redact.js'
@@ -63,11 +63,7 @@ export interface OpenBrokerOptions {
 
 /** A URL whose query says insecure=true (connection strings have no query: never). */
 export function urlSaysInsecure(url: string): boolean {
-  try {
-    return saysInsecure(new URL(url).searchParams)
-  } catch {
-    return false
-  }
+  return saysInsecure(rawQueryParams(url))
 }
 
 /**

@@ -12,7 +12,7 @@
  * contexts file is read only when steps 1–4 did not decide, so a plain `-b URL` never depends on it.
  */
 import {redactUrl} from '../brokers/shared/redact.js'
-import {saysInsecure} from '../brokers/shared/tls.js'
+import {rawQueryParams, saysInsecure} from '../brokers/shared/tls.js'
 import {NotConfirmedError, UsageError} from '../errors.js'
 import {readPassword, withPassword} from './secret.js'
 import {readContexts} from './store.js'
@@ -66,11 +66,7 @@ function fromContext(name: string, from: ContextInUse['from'], store: ContextSto
 }
 
 function urlQuerySaysInsecure(url: string): boolean {
-  try {
-    return saysInsecure(new URL(url).searchParams)
-  } catch {
-    return false
-  }
+  return saysInsecure(rawQueryParams(url))
 }
 
 /** The one stderr line a command prints when it acts through a context. */

@@ -5,9 +5,7 @@
  * concurrent run), the attempts reset, URL parsing and failing fast.
  */
 import assert from 'node:assert/strict'
-import {mkdtempSync, rmSync, writeFileSync} from 'node:fs'
-import {tmpdir} from 'node:os'
-import path from 'node:path'
+import {readFileSync} from 'node:fs'
 import {after, describe, it, type TestContext} from 'node:test'
 
 import type {BrokerAdapter} from '../../../src/lib/brokers/adapter.js'
@@ -21,6 +19,7 @@ import {browseQueue} from '../../../src/lib/ops/browse.js'
 import {inspectDlq} from '../../../src/lib/ops/inspect.js'
 import {redrive} from '../../../src/lib/ops/redrive.js'
 import {requireBroker, uniqueQueue} from '../../support/brokers.js'
+import {testCerts} from '../../support/certs.js'
 import {assertBodies, numbered, out, takeAll} from '../../suites/contract-suite.js'
 import {deleteTestTopics, kafkaHost, kafkaPort, kafkaUrl, rawKafka, withAdmin} from './support.js'
 
@@ -430,7 +429,7 @@ describe('kafka URL', () => {
     assert.deepEqual(parse('kafka://a:1,b,[::1]:9093').brokers, ['a:1', 'b:9092', '::1:9093'])
     assert.deepEqual(parse('kafka://127.0.0.1:19092/').brokers, ['127.0.0.1:19092'])
     const plain = parse('kafka://h')
-    assert.equal(plain.ssl, false)
+    assert.equal(plain.tls, undefined)
     assert.equal(plain.sasl, undefined)
     assert.equal(plain.clientId, 'bq')
     assert.equal(plain.partitions, 1)
@@ -440,7 +439,7 @@ describe('kafka URL', () => {
   it('takes SASL credentials from the URL (percent-decoded) or from the environment', () => {
     const fromUrl = parse('kafka://alice:p%40ss%2Fw0rd@h1:9092,h2:9092?sasl=SCRAM-SHA-512&ssl=true')
     assert.deepEqual(fromUrl.sasl, {mechanism: 'scram-sha-512', username: 'alice', password: 'p@ss/w0rd'})
-    assert.equal(fromUrl.ssl, true)
+    assert.deepEqual(fromUrl.tls?.options, {rejectUnauthorized: true})
     assert.deepEqual(fromUrl.brokers, ['h1:9092', 'h2:9092'])
     assert.ok(fromUrl.secrets.includes('p@ss/w0rd'))
     const fromEnv = parse('kafka://h?sasl=plain', {BQ_KAFKA_USERNAME: 'bob', BQ_KAFKA_PASSWORD: 'env-secret'})
@@ -449,19 +448,22 @@ describe('kafka URL', () => {
     assert.equal(parse('kafka://carol:pw@h?sasl=scram-sha-256', {BQ_KAFKA_USERNAME: 'bob', BQ_KAFKA_PASSWORD: 'x'}).sasl?.username, 'carol')
   })
 
-  it('reads a CA bundle and the topic-creation options', () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'bq-kafka-ca-'))
-    try {
-      const ca = path.join(dir, 'ca.pem')
-      writeFileSync(ca, '-----BEGIN CERTIFICATE-----\nabc\n-----END CERTIFICATE-----\n')
-      const target = parse(`kafka://h?ca=${encodeURIComponent(ca)}&client_id=ops&partitions=3&replication=2`)
-      assert.deepEqual(target.ssl, {ca: ['-----BEGIN CERTIFICATE-----\nabc\n-----END CERTIFICATE-----\n']})
-      assert.equal(target.clientId, 'ops')
-      assert.equal(target.partitions, 3)
-      assert.equal(target.replication, 2)
-    } finally {
-      rmSync(dir, {recursive: true, force: true})
-    }
+  it('takes the shared TLS options (any of them turns TLS on) and the topic-creation options', () => {
+    const certs = testCerts()
+    const ca = readFileSync(certs.ca, 'utf8')
+    const target = parse(`kafka://h?ca=${encodeURIComponent(certs.ca)}&client_id=ops&partitions=3&replication=2`)
+    // No servername unless asked: kafkajs names each broker it connects to.
+    assert.deepEqual(target.tls?.options, {rejectUnauthorized: true, ca: [ca]})
+    assert.equal(target.tls?.caPath, certs.ca)
+    assert.equal(target.clientId, 'ops')
+    assert.equal(target.partitions, 3)
+    assert.equal(target.replication, 2)
+    const mtls = parse(`kafka://h1,h2?cert=${encodeURIComponent(certs.clientCert)}&key=${encodeURIComponent(certs.clientKey)}&servername=kafka.internal`)
+    assert.equal(mtls.tls?.options.cert, readFileSync(certs.clientCert, 'utf8'))
+    assert.equal(mtls.tls?.options.key, readFileSync(certs.clientKey, 'utf8'))
+    assert.equal(mtls.tls?.options.servername, 'kafka.internal')
+    assert.deepEqual(parse('kafka://h?insecure=true').tls?.options, {rejectUnauthorized: false})
+    assert.equal(parse('kafka://h?ssl=false').tls, undefined)
   })
 
   it('refuses what it cannot honour, without echoing secrets', () => {
@@ -471,7 +473,9 @@ describe('kafka URL', () => {
       ['kafka://u:hunter2-secret@h', /carries credentials but no SASL mechanism/],
       ['kafka://h?sasl_mechanism=plain', /unknown parameter "sasl_mechanism"/],
       ['kafka://h?ssl=maybe', /ssl must be true or false/],
-      ['kafka://h?ca=/nonexistent/ca.pem', /cannot read the CA bundle/],
+      ['kafka://h?ca=/nonexistent/ca.pem', /cannot read ca=\/nonexistent\/ca\.pem/],
+      ['kafka://h?ssl=false&ca=/nonexistent/ca.pem', /ca= needs TLS: use ssl=true/],
+      ['kafka://h?cert=/nonexistent/client.pem', /needs both cert=PATH and key=PATH/],
       ['kafka://h?partitions=0', /partitions must be a positive integer/],
       ['kafka://h:99999', /out of range/],
       ['kafka://h/orders', /has no path/],

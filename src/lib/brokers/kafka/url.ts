@@ -6,23 +6,25 @@
  *
  * - `sasl=plain|scram-sha-256|scram-sha-512`: SASL mechanism; the username and password come from
  *   the URL's userinfo (percent-encoded), else from `BQ_KAFKA_USERNAME` / `BQ_KAFKA_PASSWORD`.
- * - `ssl=true|false`: TLS (implied by `ca`); `ca=/path/to/ca.pem`: trust this CA bundle.
+ * - `ssl=true|false`: TLS, implied by any of the shared TLS options (shared/tls.ts): `ca=PATH`
+ *   (trust this CA bundle), `cert=PATH` + `key=PATH` (a client certificate), `servername=NAME`,
+ *   `insecure=true`. `ssl=false` with one of them is refused.
  * - `client_id=…`: the client id brokers log (default `bq`).
  * - `partitions=N`, `replication=N`: for topics bq creates (default 1 partition, and a replication
  *   factor of min(3, brokers in the cluster)). Existing topics are never changed.
  */
 import type {Timeouts} from '../shared/timeouts.js'
-import {readFileSync} from 'node:fs'
+import {TLS_PARAMS, parseTlsParams, type TlsSettings} from '../shared/tls.js'
 
-import {UsageError, describeError} from '../../errors.js'
+import {UsageError} from '../../errors.js'
 
 export type SaslMechanism = 'plain' | 'scram-sha-256' | 'scram-sha-512'
 
 export interface KafkaTarget {
   /** `host:port` bootstrap servers. */
   brokers: string[]
-  /** false, true (system CAs), or TLS options with a CA bundle. */
-  ssl: boolean | {ca: string[]}
+  /** TLS (shared/tls.ts); undefined: plaintext. */
+  tls?: TlsSettings
   sasl?: {mechanism: SaslMechanism; username: string; password: string}
   clientId: string
   /** Partitions of a topic bq creates. */
@@ -37,7 +39,7 @@ export interface KafkaTarget {
 
 export const DEFAULT_KAFKA_PORT = 9092
 const MECHANISMS: readonly SaslMechanism[] = ['plain', 'scram-sha-256', 'scram-sha-512']
-const KNOWN_OPTIONS = ['sasl', 'ssl', 'ca', 'client_id', 'partitions', 'replication']
+const KNOWN_OPTIONS = ['sasl', 'ssl', ...TLS_PARAMS, 'client_id', 'partitions', 'replication']
 
 export function parseKafkaUrl(raw: string, displayUrl: string, env: NodeJS.ProcessEnv = process.env): KafkaTarget {
   const match = /^kafka:\/\/([^/?#]*)(\/[^?#]*)?(\?[^#]*)?(#.*)?$/i.exec(raw.trim())
@@ -80,18 +82,13 @@ export function parseKafkaUrl(raw: string, displayUrl: string, env: NodeJS.Proce
     throw new UsageError(`${displayUrl} carries credentials but no SASL mechanism: add ?sasl=plain, ?sasl=scram-sha-256 or ?sasl=scram-sha-512`)
   }
 
-  const caPath = params.get('ca') ?? undefined
-  let ssl: KafkaTarget['ssl'] = parseBoolean(params.get('ssl'), 'ssl', displayUrl) ?? false
-  if (caPath !== undefined && caPath !== '') {
-    if (params.has('ssl') && ssl === false) throw new UsageError(`${displayUrl}: ca= needs TLS, but ssl=false`)
-    let ca: string
-    try {
-      ca = readFileSync(caPath, 'utf8')
-    } catch (error) {
-      throw new UsageError(`${displayUrl}: cannot read the CA bundle ${caPath}: ${describeError(error)}`)
-    }
-    ssl = {ca: [ca]}
-  }
+  // ssl=true, or any TLS option, turns TLS on; ssl=false beside a TLS option is refused there.
+  const sslFlag = parseBoolean(params.get('ssl'), 'ssl', displayUrl)
+  const tlsWanted = sslFlag ?? TLS_PARAMS.some((name) => params.has(name))
+  const tls = parseTlsParams(params, displayUrl, {tls: tlsWanted, host: brokers[0].replace(/:\d+$/, ''), tlsHint: 'ssl=true'})
+  // kafkajs gives each broker it connects to its own name (SNI, the certificate check): a name
+  // taken from the first bootstrap host would be wrong for every other broker.
+  if (tls !== undefined && !params.has('servername')) delete tls.options.servername
 
   const clientId = params.get('client_id') ?? 'bq'
   if (clientId === '') throw new UsageError(`${displayUrl}: client_id must not be empty`)
@@ -99,7 +96,7 @@ export function parseKafkaUrl(raw: string, displayUrl: string, env: NodeJS.Proce
   const replication = positiveInt(params.get('replication'), 'replication', displayUrl)
 
   const secrets = password === undefined ? [] : [password, encodeURIComponent(password)]
-  return {brokers, ssl, ...(sasl ? {sasl} : {}), clientId, partitions, ...(replication === undefined ? {} : {replication}), secrets}
+  return {brokers, ...(tls ? {tls} : {}), ...(sasl ? {sasl} : {}), clientId, partitions, ...(replication === undefined ? {} : {replication}), secrets}
 }
 
 /** `host`, `host:port`, `[v6]` or `[v6]:port` → `host:port`. */

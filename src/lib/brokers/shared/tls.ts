@@ -40,6 +40,15 @@ export function saysInsecure(params: URLSearchParams): boolean {
 }
 
 /**
+ * The query of a broker URL, read from the raw text: a URL listing several hosts
+ * (`kafka://h1:9092,h2:9092?insecure=true`) is no WHATWG URL, and its insecure=true must still
+ * warn and still be refused in a protected context.
+ */
+export function rawQueryParams(url: string): URLSearchParams {
+  return new URLSearchParams(/\?([^#]*)/.exec(url)?.[1] ?? '')
+}
+
+/**
  * The TLS settings of a URL's query; undefined when the URL does not use TLS. TLS options on a
  * plaintext URL are refused rather than ignored: the operator meant an encrypted connection.
  * The files are read and checked here (a PEM that does not parse, a key that is not the

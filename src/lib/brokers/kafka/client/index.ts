@@ -12,9 +12,8 @@
  * produce path (producer.ts → produce.ts → produce-request.ts, batch-encoder.ts); kafkajs's own
  * producer could replace it here without the adapter noticing.
  */
-import {BqError, ConnectionError} from '../../../errors.js'
 import type {KafkaTarget} from '../url.js'
-import {connectionReason} from './errors.js'
+import {connectFailure} from './errors.js'
 import {KafkaPublisher} from './producer.js'
 import {KafkaWire, createKafkaClient, type FetchResult, type GroupOffset, type KafkaMessage, type PartitionLayout, type Watermarks} from './wire.js'
 
@@ -42,15 +41,14 @@ export interface KafkaClient {
   close(): Promise<void>
 }
 
-/** Connects (authenticating, failing within seconds with a one-line ConnectionError). */
+/** Connects (authenticating, failing within seconds with a one-line ConnectionError or AuthError). */
 export async function connectKafka(target: KafkaTarget, displayUrl: string): Promise<KafkaClient> {
   const kafka = createKafkaClient(target)
   let wire: KafkaWire
   try {
     wire = await KafkaWire.connect(kafka, displayUrl, target.secrets)
   } catch (error) {
-    if (error instanceof BqError) throw error
-    throw new ConnectionError(`cannot connect to ${displayUrl}: ${connectionReason(error, target.secrets)}`, error)
+    throw connectFailure(error, displayUrl, target)
   }
   return new KafkaJsClient(wire, new KafkaPublisher(kafka, wire, target, displayUrl))
 }

@@ -118,6 +118,7 @@ interface InternalBroker {
     retentionTime?: number
     topics: Array<{topic: string; partitions: Array<{partition: number; offset: string; metadata: string | null}>}>
   }): Promise<unknown>
+  findGroupCoordinator(request: {groupId: string; coordinatorType: number}): Promise<unknown>
 }
 
 interface InternalCluster {
@@ -144,7 +145,7 @@ export function createKafkaClient(target: KafkaTarget): Kafka {
   const config: KafkaConfig = {
     brokers: target.brokers,
     clientId: target.clientId,
-    ssl: target.ssl,
+    ssl: target.tls?.options ?? false,
     // Three connect attempts fit in the connect timeout (--timeout); each request gets the operation timeout.
     connectionTimeout: target.timeouts === undefined ? 3000 : Math.max(500, Math.round(target.timeouts.connectMs / 3)),
     authenticationTimeout: target.timeouts?.connectMs ?? 5000,
@@ -180,6 +181,9 @@ export class KafkaWire {
     }
     const cluster = (factory as (options: object) => InternalCluster)({allowAutoTopicCreation: false, metadataMaxAge: 300_000, isolationLevel: READ_COMMITTED})
     await cluster.connect()
+    // The first request past the handshake: a broker that wants SASL (or refuses the user)
+    // closes the connection here, and the caller still knows what the URL lacked (connectFailure).
+    await cluster.refreshMetadata()
     return new KafkaWire(cluster, displayUrl, secrets)
   }
 
@@ -340,9 +344,30 @@ export class KafkaWire {
   private async coordinator(groupId: string): Promise<InternalBroker> {
     const known = this.coordinators.get(groupId)
     if (known !== undefined) return known
-    const found = await this.cluster.findGroupCoordinator({groupId})
+    let found: InternalBroker
+    try {
+      found = await this.cluster.findGroupCoordinator({groupId})
+    } catch (error) {
+      throw (await this.coordinatorRefusal(groupId)) ?? error
+    }
     this.coordinators.set(groupId, found)
     return found
+  }
+
+  /**
+   * Why no broker named the group's coordinator: kafkajs drops each broker's answer and says
+   * only "Failed to find group coordinator", so one broker is asked again for its own answer
+   * (GROUP_AUTHORIZATION_FAILED for a user without Describe on the group).
+   */
+  private async coordinatorRefusal(groupId: string): Promise<unknown> {
+    if (this.brokerIds.length === 0) return undefined
+    try {
+      const broker = await this.cluster.findBroker({nodeId: this.brokerIds[0]})
+      await broker.findGroupCoordinator({groupId, coordinatorType: 0})
+      return undefined
+    } catch (error) {
+      return error
+    }
   }
 
   /** Runs a request, retrying what a moved leader or coordinator explains; wraps every failure. */
