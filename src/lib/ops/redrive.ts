@@ -131,6 +131,8 @@ export async function redrive(request: RedriveRequest): Promise<RedriveReport> {
         const reason = describeError(error)
         // A broker that is gone (exit 4) ends the run, with this report.
         const lost = error instanceof BqError && error.exitCode === ExitCode.connection
+        // So does a refused permission or credential (exit 6): every next copy would be refused too.
+        const refused = error instanceof BqError && error.exitCode === ExitCode.auth
         report.stopped_early = true
         if (step.published) {
           // The target confirmed the copies but the originals could not be removed: they stay on
@@ -151,7 +153,8 @@ export async function redrive(request: RedriveRequest): Promise<RedriveReport> {
         // Unconfirmed is not unsent: with the connection lost mid-batch, some copies may have arrived.
         if (lost) report.possible_duplicates = (report.possible_duplicates ?? 0) + group.length
         report.stop_reason = `publishing to ${queue} failed: ${reason}`
-        if (lost) throw error
+        if (refused) report.stop_reason += `; the refused messages and every one after them are still on ${request.dlq}`
+        if (lost || refused) throw error
         if (releaseFailure !== undefined) throw releaseFailure.error
       }
     }

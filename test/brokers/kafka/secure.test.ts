@@ -177,9 +177,11 @@ describe('kafka over SASL_SSL with SCRAM-SHA-512 and ca=', () => {
     const seed = await publish(target, 1, adminUrl)
     const sent = await publish(dlq, 40, limitedUrl)
     const result = await bq(['dlq', 'redrive', queue, '--to', target, '--yes', '-b', limitedUrl, '--json'])
-    assert.equal(result.code, 3, result.stdout + result.stderr)
+    // A refused permission is exit 6 (not a partial run, exit 3), and the JSON failure carries the report.
+    assert.equal(result.code, 6, result.stdout + result.stderr)
     const report = jsonResult(result.stdout) as {counts: {redriven: number}; stop_reason: string}
     assert.equal(report.counts.redriven, 0)
+    assert.match(report.stop_reason, new RegExp(`still on ${dlq}`))
     assert.match(report.stop_reason, new RegExp(`not authorized \\(TOPIC_AUTHORIZATION_FAILED\\): the user needs the ACL Write on topic ${target}`))
     const left = ids(await ok(['peek', dlq, '--all', '-b', limitedUrl]))
     const onTarget = ids(await ok(['peek', target, '--all', '-b', adminUrl]))
