@@ -9,6 +9,7 @@ import {isAbsolute, join} from 'node:path'
 import {BqError, UsageError, describeError} from '../errors.js'
 import type {BrokerAdapter, BrokerModule} from './adapter.js'
 import {boundAdapter} from './shared/bounded.js'
+import {urlQuery} from './shared/parse-url.js'
 import {redactUrl} from './shared/redact.js'
 import {insecureWarning, saysInsecure} from './shared/tls.js'
 import {DEFAULT_TIMEOUTS, type Timeouts, timeoutError, timeoutsFor, withinDeadline} from './shared/timeouts.js'
@@ -27,7 +28,8 @@ interface BrokerEntry {
 
 const BROKERS: readonly BrokerEntry[] = [
   {schemes: ['sqlite'], name: 'the embedded store', sdk: 'better-sqlite3', load: () => import('./sqlite/index.js')},
-  {schemes: ['redis', 'rediss'], name: 'Redis', sdk: 'ioredis', load: () => import('./redis/index.js')},
+  // redis+sentinel:// and rediss+sentinel:// follow the master a set of sentinels names.
+  {schemes: ['redis', 'rediss', 'redis+sentinel', 'rediss+sentinel'], name: 'Redis', sdk: 'ioredis', load: () => import('./redis/index.js')},
   {schemes: ['amqp', 'amqps'], name: 'RabbitMQ', sdk: 'amqplib', load: () => import('./rabbitmq/index.js')},
   {schemes: ['kafka'], name: 'Kafka', sdk: 'kafkajs', load: () => import('./kafka/index.js')},
   {schemes: ['sqs'], name: 'SQS', sdk: '@aws-sdk/client-sqs', load: () => import('./sqs/index.js')},
@@ -37,6 +39,9 @@ const BROKERS: readonly BrokerEntry[] = [
   // Also Azure connection strings (Endpoint=sb://…), which brokerScheme maps to sb.
   {schemes: ['sb'], name: 'Service Bus', sdk: '@azure/service-bus', load: () => import('./service-bus/index.js')},
 ]
+
+/** The schemes whose URLs may say `?timeout=SECONDS` (redis/url.ts). */
+const REDIS_TIMEOUT_SCHEMES = new Set(['redis', 'rediss', 'redis+sentinel', 'rediss+sentinel'])
 
 /** Every scheme bq recognises. */
 export const KNOWN_SCHEMES: readonly string[] = BROKERS.flatMap((entry) => entry.schemes)
@@ -76,11 +81,7 @@ export interface OpenBrokerOptions {
 
 /** A URL whose query says insecure=true (connection strings have no query: never). */
 export function urlSaysInsecure(url: string): boolean {
-  try {
-    return saysInsecure(new URL(url).searchParams)
-  } catch {
-    return false
-  }
+  return saysInsecure(urlQuery(url))
 }
 
 /**
@@ -114,13 +115,8 @@ export async function openBroker(url: string, options: OpenBrokerOptions = {}): 
 
 /** Redis's `?timeout=SECONDS` sets its operation timeout when --timeout is not given (redis/url.ts checks the value). */
 function urlTimeouts(url: string, scheme: string): Timeouts {
-  if (scheme !== 'redis' && scheme !== 'rediss') return DEFAULT_TIMEOUTS
-  let text: string | null = null
-  try {
-    text = new URL(url).searchParams.get('timeout')
-  } catch {
-    return DEFAULT_TIMEOUTS
-  }
+  if (!REDIS_TIMEOUT_SCHEMES.has(scheme)) return DEFAULT_TIMEOUTS
+  const text = urlQuery(url).get('timeout')
   if (text === null || !/^[1-9]\d{0,5}$/.test(text)) return DEFAULT_TIMEOUTS
   return {...DEFAULT_TIMEOUTS, operationMs: Number(text) * 1000, explicit: true}
 }

@@ -1,7 +1,7 @@
 import type {Binding, BrokerAdapter, BrokerMessage, DrainSession, OutgoingMessage, ReservedMessage} from '../brokers/adapter.js'
 import {fieldsOf, resetForRedrive, resetForRedriveBytes} from '../envelope/envelope.js'
 import type {Envelope} from '../envelope/envelope.js'
-import {BqError, ExitCode, UsageError, describeError, withResult} from '../errors.js'
+import {AuthError, BqError, ExitCode, UsageError, describeError, withResult} from '../errors.js'
 import {copyMessages} from './copy.js'
 import {matchesAll} from './match.js'
 import type {Selector} from './match.js'
@@ -312,7 +312,8 @@ export async function redrive(request: RedriveRequest): Promise<RedriveReport> {
         // Unconfirmed is not unsent: with the connection lost mid-batch, some copies may have arrived.
         if (lost) report.possible_duplicates = (report.possible_duplicates ?? 0) + group.length
         report.stop_reason = `publishing to ${queue} failed: ${reason}`
-        if (lost) throw error
+        // A refused permission (exit 6) would refuse every later batch too: end the run, with this report.
+        if (lost || error instanceof AuthError) throw error
         if (releaseFailure !== undefined) throw releaseFailure.error
       }
     }
