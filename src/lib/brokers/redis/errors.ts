@@ -135,7 +135,12 @@ function connectReason(error: unknown, context: ErrorContext, connectTimeoutMs: 
   if (context.target.tls === undefined && (code === 'ECONNRESET' || /^Connection is closed|socket hang up|ECONNRESET/.test(message))) {
     return `the server closed the connection before answering (the server may want TLS: use ${context.target.sentinel === undefined ? 'rediss://' : 'rediss+sentinel://'})`
   }
-  if (/All sentinels are unreachable/.test(message)) return `no sentinel answered for master "${context.target.sentinel?.masterName ?? ''}" (${message.replace(/^All sentinels are unreachable and retry is disabled\.\s*/, '')})`
+  const {sentinel} = context.target
+  if (sentinel !== undefined && /All sentinels are unreachable/.test(message)) {
+    const last = /Last error: (.*)$/.exec(message)?.[1]
+    const asked = sentinel.sentinels.map(({host, port}) => `${host.includes(':') ? `[${host}]` : host}:${port}`).join(', ')
+    return `no sentinel (${asked}) named a master "${sentinel.masterName}": check the master's name (as in the sentinels' "sentinel monitor") and their addresses${last === undefined ? '' : ` (last error: ${last})`}`
+  }
   // ioredis's parser error when something other than Redis answers (an HTTP proxy, another service).
   if (/^Protocol error, got |^Stream isn't writeable/.test(message)) return 'the server there does not speak the Redis protocol (is this the right host and port?)'
   return message
