@@ -5,6 +5,7 @@
  * kept in the message; the password never is.
  */
 import {createConnection} from 'node:net'
+import {type ConnectionOptions, connect as tlsConnect} from 'node:tls'
 
 import {AuthError, type BqError, ConnectionError, describeError} from '../../errors.js'
 import {scrubSecrets} from '../shared/redact.js'
@@ -51,9 +52,30 @@ export async function connectFailure(errors: unknown[], context: ErrorContext, c
       return new ConnectionError(`cannot connect to ${displayUrl}: ${NO_TLS_ANSWER}`, cause, 'tls')
     }
     if (codes.includes('ECONNRESET')) return new ConnectionError(`cannot connect to ${displayUrl}: ${tlsClosedEarlyReason(target.tls)}`, cause, 'tls')
+    // ioredis keeps a sentinel's TLS failure to itself ("Connection is closed"): one handshake of our own tells why.
+    const first = target.sentinel?.sentinels[0]
+    if (first !== undefined && found.some((error) => /All sentinels are unreachable/.test(describeError(error)))) {
+      const handshake = await tlsHandshakeError(first.host, first.port, target.tls.options)
+      const tls = handshake === undefined ? undefined : tlsConnectionError(handshake, displayUrl, target.tls)
+      if (tls !== undefined) return tls
+    }
   }
   const error = found.find((candidate) => candidate instanceof ConnectTimedOut) ?? found.at(-1)
   return new ConnectionError(`cannot connect to ${displayUrl}: ${connectReason(error, context, connectTimeoutMs)}`, error)
+}
+
+/** Why a TLS handshake with host:port fails (undefined when it succeeds or does not finish within a second). */
+function tlsHandshakeError(host: string, port: number, options: ConnectionOptions): Promise<unknown> {
+  return new Promise((resolve) => {
+    const socket = tlsConnect({...options, host, port})
+    const done = (error: unknown) => {
+      socket.destroy()
+      resolve(error)
+    }
+    socket.setTimeout(1000, () => done(undefined))
+    socket.once('secureConnect', () => done(undefined))
+    socket.once('error', (error) => done(error))
+  })
 }
 
 /** True when something accepts a TCP connection on host:port within a second. */
