@@ -175,12 +175,15 @@ describe('Redis over TLS (rediss://) with ACL users', () => {
     assert.match(none.stderr, /wants a password \(NOAUTH\) and the URL gives none: put it in the URL/)
   })
 
-  test('a command the ACL does not allow (NOPERM) is exit 6 naming the command and the rule', async (t) => {
+  test('a read-only user peeks and dry-runs; a command its ACL does not allow (NOPERM) is exit 6 naming the command and the rule', async (t) => {
     if (!(await ready(t))) return
     const reader = url('reader', trusted())
     const queue = uniqueQueue('reader')
     const peek = await bq(['peek', queue, '-b', reader])
     assert.equal(peek.code, 0, peek.stderr)
+    // Reading is all a dry run needs.
+    const dry = await bq(['dlq', 'redrive', queue, '--dry-run', '-b', reader])
+    assert.equal(dry.code, 0, dry.stderr)
     const publish = await bq(['publish', 'urn:babel:orders:created', '-q', queue, '-b', reader, '--json'])
     assert.equal(publish.code, 6, publish.stdout)
     const output = jsonOutput(publish.stdout)
