@@ -99,14 +99,13 @@ describe('Redis over TLS (rediss://) with ACL users', () => {
     assert.equal(peek.depth, 4)
     const inspect = jsonResult((await bq(['dlq', 'inspect', queue, '-b', limited, '--json'])).stdout)
     assert.equal(inspect.scanned, 4, JSON.stringify(inspect))
-    const redrive = await bq(['dlq', 'redrive', queue, '--yes', '-b', limited, '--json'])
+    const redrive = await bq(['dlq', 'redrive', queue, '--max', '2', '--yes', '-b', limited, '--json'])
     assert.equal(redrive.code, 0, redrive.stdout + redrive.stderr)
-    assert.equal((jsonResult(redrive.stdout).counts as {redriven: number}).redriven, 4)
-    assert.equal((await ids(queue)).length, 5)
-    assert.equal((await bq(['replay', dlqExport(queue), '--as-is', '--to', `${queue}.dlq`, '--yes', '-b', limited])).code, 0)
+    assert.equal((jsonResult(redrive.stdout).counts as {redriven: number}).redriven, 2)
     const purge = await bq(['dlq', 'purge', queue, '--yes', '--no-backup', '-b', limited])
     assert.equal(purge.code, 0, purge.stderr)
     assert.deepEqual(await ids(`${queue}.dlq`), [])
+    assert.equal((await ids(queue)).length, 3)
   })
 
   test('a server that requires a client certificate: without one, exit 4 names cert= and key=; with cert= and key= it works', async (t) => {
@@ -232,7 +231,7 @@ describe('Redis over TLS (rediss://) with ACL users', () => {
     assert.match(plain.stderr, /the server may want TLS: use rediss:\/\//)
     // The shared plaintext Redis: a TLS hello gets no answer there, so a short --timeout bounds the wait.
     if (!(await requireBroker(t, 'Redis', '127.0.0.1', 6379))) return
-    const tlsToPlain = await bq(['peek', 'q', '-b', `rediss://127.0.0.1:6379/0?ca=${encodeURIComponent(certs.ca)}`, '--timeout', '2'])
+    const tlsToPlain = await bq(['peek', 'q', '-b', `rediss://127.0.0.1:6379/0?ca=${encodeURIComponent(certs.ca)}`, '--timeout', '1'])
     assert.equal(tlsToPlain.code, 4, tlsToPlain.stderr)
     assert.match(tlsToPlain.stderr, /the broker did not answer in TLS on that port/)
   })
