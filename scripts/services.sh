@@ -66,6 +66,8 @@ case "${1:-start}" in
   start)
     ensure_tmux
     ensure_redis
+    bash test/brokers/redis/tls.sh start
+    bash test/brokers/redis/sentinel.sh start
     ensure_rabbitmq
     java_brokers="${BQ_JAVA_BROKERS-kafka artemis sqs pulsar}"
     # shellcheck disable=SC2086 # a space-separated list of broker names

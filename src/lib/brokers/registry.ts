@@ -8,8 +8,9 @@ import {BqError, UsageError, describeError} from '../errors.js'
 import type {BrokerAdapter, BrokerModule} from './adapter.js'
 import {defaultBrokerUrl} from './default-url.js'
 import {boundAdapter} from './shared/bounded.js'
+import {urlQuery} from './shared/parse-url.js'
 import {redactUrl} from './shared/redact.js'
-import {insecureWarning, rawQueryParams, saysInsecure} from './shared/tls.js'
+import {insecureWarning, saysInsecure} from './shared/tls.js'
 import {DEFAULT_TIMEOUTS, type Timeouts, timeoutError, timeoutsFor, withinDeadline} from './shared/timeouts.js'
 
 export {redactUrl} from './shared/redact.js'
@@ -26,7 +27,8 @@ interface BrokerEntry {
 
 const BROKERS: readonly BrokerEntry[] = [
   {schemes: ['sqlite'], name: 'the embedded store', sdk: 'better-sqlite3', load: () => import('./sqlite/index.js')},
-  {schemes: ['redis', 'rediss'], name: 'Redis', sdk: 'ioredis', load: () => import('./redis/index.js')},
+  // redis+sentinel:// and rediss+sentinel:// follow the master a set of sentinels names.
+  {schemes: ['redis', 'rediss', 'redis+sentinel', 'rediss+sentinel'], name: 'Redis', sdk: 'ioredis', load: () => import('./redis/index.js')},
   {schemes: ['amqp', 'amqps'], name: 'RabbitMQ', sdk: 'amqplib', load: () => import('./rabbitmq/index.js')},
   {schemes: ['kafka'], name: 'Kafka', sdk: 'kafkajs', load: () => import('./kafka/index.js')},
   {schemes: ['sqs'], name: 'SQS', sdk: '@aws-sdk/client-sqs', load: () => import('./sqs/index.js')},
@@ -36,6 +38,9 @@ const BROKERS: readonly BrokerEntry[] = [
   // Also Azure connection strings (Endpoint=sb://…), which brokerScheme maps to sb.
   {schemes: ['sb'], name: 'Service Bus', sdk: '@azure/service-bus', load: () => import('./service-bus/index.js')},
 ]
+
+/** The schemes whose URLs may say `?timeout=SECONDS` (redis/url.ts). */
+const REDIS_TIMEOUT_SCHEMES = new Set(['redis', 'rediss', 'redis+sentinel', 'rediss+sentinel'])
 
 /** Every scheme bq recognises. */
 export const KNOWN_SCHEMES: readonly string[] = BROKERS.flatMap((entry) => entry.schemes)
@@ -63,7 +68,7 @@ export interface OpenBrokerOptions {
 
 /** A URL whose query says insecure=true (connection strings have no query: never). */
 export function urlSaysInsecure(url: string): boolean {
-  return saysInsecure(rawQueryParams(url))
+  return saysInsecure(urlQuery(url))
 }
 
 /**
@@ -97,13 +102,8 @@ export async function openBroker(url: string, options: OpenBrokerOptions = {}): 
 
 /** Redis's `?timeout=SECONDS` sets its operation timeout when --timeout is not given (redis/url.ts checks the value). */
 function urlTimeouts(url: string, scheme: string): Timeouts {
-  if (scheme !== 'redis' && scheme !== 'rediss') return DEFAULT_TIMEOUTS
-  let text: string | null = null
-  try {
-    text = new URL(url).searchParams.get('timeout')
-  } catch {
-    return DEFAULT_TIMEOUTS
-  }
+  if (!REDIS_TIMEOUT_SCHEMES.has(scheme)) return DEFAULT_TIMEOUTS
+  const text = urlQuery(url).get('timeout')
   if (text === null || !/^[1-9]\d{0,5}$/.test(text)) return DEFAULT_TIMEOUTS
   return {...DEFAULT_TIMEOUTS, operationMs: Number(text) * 1000, explicit: true}
 }

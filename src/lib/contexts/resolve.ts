@@ -11,8 +11,9 @@
  * Flags before the environment before saved state; at each level a URL before a name. The
  * contexts file is read only when steps 1–4 did not decide, so a plain `-b URL` never depends on it.
  */
+import {urlQuery} from '../brokers/shared/parse-url.js'
 import {redactUrl} from '../brokers/shared/redact.js'
-import {rawQueryParams, saysInsecure} from '../brokers/shared/tls.js'
+import {saysInsecure} from '../brokers/shared/tls.js'
 import {NotConfirmedError, UsageError} from '../errors.js'
 import {readPassword, withPassword} from './secret.js'
 import {readContexts} from './store.js'
@@ -66,7 +67,7 @@ function fromContext(name: string, from: ContextInUse['from'], store: ContextSto
 }
 
 function urlQuerySaysInsecure(url: string): boolean {
-  return saysInsecure(rawQueryParams(url))
+  return saysInsecure(urlQuery(url))
 }
 
 /** The one stderr line a command prints when it acts through a context. */

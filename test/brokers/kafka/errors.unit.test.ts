@@ -1,5 +1,5 @@
 /**
- * How Kafka failures become exit codes (client/errors.ts), on kafkajs's own error objects: the ACL
+ * How Kafka failures become exit codes (kafka/client/errors.ts), on kafkajs's own error objects: the ACL
  * refusals each name their resource and operation, a SASL failure is exit 6 at connect and mid-run,
  * and a connection closed at connect names the SASL or TLS option the URL lacks. The broker-facing
  * cases run for real in secure.test.ts; this covers the ones a single test broker cannot show

@@ -6,7 +6,7 @@ import type {BrokerAdapter, ReservedMessage} from '../../../src/lib/brokers/adap
 import {createRedisAdapter} from '../../../src/lib/brokers/redis/adapter.js'
 import {openBroker, redactUrl} from '../../../src/lib/brokers/registry.js'
 import {annotate, make} from '../../../src/lib/envelope/index.js'
-import {BqError, ConnectionError, ExitCode} from '../../../src/lib/errors.js'
+import {AuthError, BqError, ConnectionError, ExitCode} from '../../../src/lib/errors.js'
 import {redrive} from '../../../src/lib/ops/redrive.js'
 import {requireBroker, uniqueQueue} from '../../support/brokers.js'
 import {assertBodies, brokerContractSuite, numbered, out, takeAll} from '../../suites/contract-suite.js'
@@ -179,15 +179,16 @@ describe('redis adapter', () => {
     })
   })
 
-  it('reports refused credentials without echoing them', async (t) => {
+  it('reports refused credentials as exit 6 without echoing them', async (t) => {
     if (!(await available(t))) return
     const bad = new URL(url)
     bad.username = 'bq-no-such-user'
     bad.password = 'hunter2-secret'
     await assert.rejects(openBroker(bad.href), (error: unknown) => {
-      assert.ok(error instanceof ConnectionError)
+      assert.ok(error instanceof AuthError)
+      assert.equal(error.exitCode, ExitCode.auth)
       assert.ok(!error.message.includes('hunter2-secret'), error.message)
-      assert.match(error.message, /authentication failed/)
+      assert.match(error.message, /refused the credentials of user "bq-no-such-user"/)
       assert.ok(!error.message.includes('\n'))
       return true
     })

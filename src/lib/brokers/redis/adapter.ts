@@ -15,7 +15,9 @@ import {scrubSecrets} from '../shared/redact.js'
 import {RedisDrainSession, chunks, recoverAll, type RedisKeys} from './drain.js'
 import {messageOf, storedOf} from './frames.js'
 import {DEFAULT_LOCK_TTL_MS, DrainLock} from './lock.js'
-import {parseRedisUrl} from './url.js'
+import {clientOptions} from './connection.js'
+import {COMMAND_TIMED_OUT, ConnectTimedOut, connectFailure, refusal} from './errors.js'
+import {parseRedisUrl, type RedisTarget} from './url.js'
 import {checkBrowse} from '../shared/check-arguments.js'
 
 // Headers (and so the replay marker) ride in the SDK frame.
@@ -52,45 +54,26 @@ export interface RedisAdapterOptions {
   connectionName?: string
 }
 
-/** ioredis's rejection of a command whose `commandTimeout` ran out. */
-const COMMAND_TIMED_OUT = 'Command timed out'
-
-/** Connects (failing fast with a ConnectionError) and returns the adapter. */
-export async function createRedisAdapter(url: URL, displayUrl: string, options: RedisAdapterOptions = {}): Promise<BrokerAdapter> {
+/** Connects (failing fast with a ConnectionError, or an AuthError for refused credentials) and returns the adapter. */
+export async function createRedisAdapter(url: URL | string, displayUrl: string, options: RedisAdapterOptions = {}): Promise<BrokerAdapter> {
   const target = parseRedisUrl(url, displayUrl)
   const connectTimeoutMs = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS
   const commandTimeoutMs = options.commandTimeoutMs ?? target.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS
-  const {db, ...connection} = target.connection
-  const client = new Redis({
-    ...connection,
-    // The database is selected below, explicitly: ioredis's own SELECT reports a bad index only
-    // as an 'error' event and goes on in database 0.
-    db: 0,
-    lazyConnect: true,
-    connectionName: options.connectionName ?? 'bq',
-    connectTimeout: connectTimeoutMs,
-    commandTimeout: commandTimeoutMs,
-    // A CLI run does not reconnect or replay commands behind the caller's back: a resent RPUSH
-    // could duplicate messages. A dropped connection fails the operation; drains are recoverable.
-    retryStrategy: () => null,
-    autoResendUnfulfilledCommands: false,
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 0,
-  })
+  const {db} = target.connection
+  const client = new Redis(clientOptions(target, {connectTimeoutMs, commandTimeoutMs, connectionName: options.connectionName ?? 'bq'}))
   let lastError: unknown
   client.on('error', (error: unknown) => {
     lastError = error
   })
-  const seconds = (ms: number) => `${Math.round(ms / 100) / 10} s`
   let timer: ReturnType<typeof setTimeout> | undefined
   const timedOut = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new ConnectionError(`cannot connect to ${displayUrl}: no answer within ${seconds(connectTimeoutMs)} (is a Redis server listening there?)`)), connectTimeoutMs)
+    timer = setTimeout(() => reject(new ConnectTimedOut(connectTimeoutMs)), connectTimeoutMs)
   })
   try {
     await Promise.race([
       (async () => {
         await client.connect()
-        if (db !== undefined && db !== 0) await client.select(db)
+        if (db !== 0) await client.select(db)
       })(),
       timedOut,
     ])
@@ -101,25 +84,11 @@ export async function createRedisAdapter(url: URL, displayUrl: string, options: 
     if (/DB index is out of range|invalid DB index/i.test(message)) {
       throw new UsageError(`database ${db} does not exist on ${displayUrl} (Redis: ${message.replace(/^ERR\s+/, '')})`)
     }
-    throw new ConnectionError(`cannot connect to ${displayUrl}: ${connectReason(lastError ?? error, target.secrets, connectTimeoutMs)}`, lastError ?? error)
+    throw await connectFailure([error, lastError], {displayUrl, target}, connectTimeoutMs)
   } finally {
     clearTimeout(timer)
   }
-  return new RedisAdapter(client, displayUrl, target.prefix, target.secrets, options.lockTtlMs ?? DEFAULT_LOCK_TTL_MS, target.notify, commandTimeoutMs)
-}
-
-/** A short, secret-free reason for a failed connection. */
-function connectReason(error: unknown, secrets: string[], connectTimeoutMs: number): string {
-  const code = (error as NodeJS.ErrnoException | undefined)?.code
-  const message = describeError(error)
-  if (code === 'ECONNREFUSED') return 'connection refused'
-  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return 'host not found'
-  if (code === 'ETIMEDOUT') return `timed out after ${connectTimeoutMs / 1000} s`
-  if (message === COMMAND_TIMED_OUT) return `no answer within ${connectTimeoutMs / 1000} s`
-  if (/WRONGPASS|NOAUTH|invalid password|AUTH/i.test(message)) return `authentication failed (${scrubSecrets(message, secrets)})`
-  // ioredis's parser error when something other than Redis answers (an HTTP proxy, another service).
-  if (/^Protocol error, got |^Stream isn't writeable/.test(message)) return 'the server there does not speak the Redis protocol (is this the right host and port?)'
-  return scrubSecrets(message, secrets)
+  return new RedisAdapter(client, displayUrl, target.prefix, target.secrets, options.lockTtlMs ?? DEFAULT_LOCK_TTL_MS, target.notify, commandTimeoutMs, target)
 }
 
 class RedisAdapter extends AdapterBase<RedisDrainSession> {
@@ -136,6 +105,8 @@ class RedisAdapter extends AdapterBase<RedisDrainSession> {
     /** Keep Laravel's `<list>:notify` in step (url.ts). */
     private readonly notify: boolean,
     private readonly commandTimeoutMs: number,
+    /** What the URL said, for refusals that name the user and the keys (errors.ts). */
+    private readonly target: RedisTarget,
   ) {
     // A session that fails to close leaves messages in the staging lists until recover: say so.
     super(displayUrl, {name: 'Redis', rethrowSessionErrors: true})
@@ -300,6 +271,8 @@ class RedisAdapter extends AdapterBase<RedisDrainSession> {
     }
     // A ReplyError is Redis answering; anything else from the client is the connection failing.
     const isReply = (error as {name?: string} | undefined)?.name === 'ReplyError'
+    const refused = isReply ? refusal(what, error, {displayUrl: this.displayUrl, target: this.target}) : undefined
+    if (refused !== undefined) return refused
     if (!isReply) return new ConnectionError(`lost the connection to ${this.displayUrl} (could not ${what}): ${message}`, error)
     return new BqError(`cannot ${what} on ${this.displayUrl}: ${message}`, {cause: error})
   }

@@ -1,12 +1,12 @@
-/** Redis reliable lists (`redis://`, `rediss://`, ioredis). */
+/** Redis reliable lists (`redis://`, `rediss://`, `redis+sentinel://`, `rediss+sentinel://`; ioredis). */
 import type {BrokerModule} from '../adapter.js'
-import {parseBrokerUrl} from '../shared/parse-url.js'
 import {createRedisAdapter} from './adapter.js'
 
 export const broker: BrokerModule = {
   // --timeout overrides the URL's ?timeout= for commands (the registry has already folded the URL's into `timeouts`).
+  // The URL goes as text: a sentinel URL's host list is not one WHATWG URL parsing accepts (url.ts).
   open: (rawUrl, displayUrl, {timeouts}) =>
-    createRedisAdapter(parseBrokerUrl(rawUrl, displayUrl), displayUrl, {connectTimeoutMs: timeouts.connectMs, commandTimeoutMs: timeouts.explicit ? timeouts.operationMs : undefined}),
+    createRedisAdapter(rawUrl, displayUrl, {connectTimeoutMs: timeouts.connectMs, commandTimeoutMs: timeouts.explicit ? timeouts.operationMs : undefined}),
 }
 
 export {createRedisAdapter, type RedisAdapterOptions} from './adapter.js'

@@ -26,3 +26,15 @@ function unencodedPasswordHint(rawUrl: string, url: URL | undefined): string {
   const cut = url === undefined ? /^[^:@/?#]*:[^@]*[#/?]/.test(userinfo) : url.username === '' && (url.hash.includes('@') || url.pathname.includes('@'))
   return cut ? ': a password containing #, / or ? must be percent-encoded in the URL (# as %23, / as %2F, ? as %3F, @ as %40)' : ''
 }
+
+/**
+ * The query of any broker URL, also of one WHATWG URL parsing refuses (a Redis sentinel URL lists
+ * several hosts); empty when there is none. For the checks made before a broker's own parsing
+ * (insecure=true, Redis's timeout=).
+ */
+export function urlQuery(url: string): URLSearchParams {
+  const start = url.indexOf('?')
+  if (start === -1) return new URLSearchParams()
+  const end = url.indexOf('#', start)
+  return new URLSearchParams(url.slice(start + 1, end === -1 ? undefined : end))
+}

@@ -40,15 +40,6 @@ export function saysInsecure(params: URLSearchParams): boolean {
 }
 
 /**
- * The query of a broker URL, read from the raw text: a URL listing several hosts
- * (`kafka://h1:9092,h2:9092?insecure=true`) is no WHATWG URL, and its insecure=true must still
- * warn and still be refused in a protected context.
- */
-export function rawQueryParams(url: string): URLSearchParams {
-  return new URLSearchParams(/\?([^#]*)/.exec(url)?.[1] ?? '')
-}
-
-/**
  * The TLS settings of a URL's query; undefined when the URL does not use TLS. TLS options on a
  * plaintext URL are refused rather than ignored: the operator meant an encrypted connection.
  * The files are read and checked here (a PEM that does not parse, a key that is not the
@@ -86,6 +77,22 @@ export function insecureWarning(displayUrl: string): string {
   return `TLS certificate verification is off for ${displayUrl} (insecure=true): bq cannot tell this broker from an impostor; pass ca=PATH instead`
 }
 
+/**
+ * A port that took the TCP connection but never finished the handshake (or answered in
+ * plaintext): a plaintext server there, waiting for a command line.
+ */
+export const NO_TLS_ANSWER = 'the broker did not answer in TLS on that port: check the port, or use the plaintext scheme'
+
+/**
+ * The reason for a connection the broker closed right after the handshake, before any answer:
+ * with TLS 1.3 the client learns only so that its certificate was missing or refused.
+ */
+export function tlsClosedEarlyReason(settings?: TlsSettings): string {
+  return settings?.certPath === undefined
+    ? 'the broker closed the TLS connection before answering (it may want a client certificate: pass cert=PATH and key=PATH)'
+    : `the broker closed the TLS connection before answering (it may not accept the client certificate ${settings.certPath}: use one signed by a CA the broker trusts)`
+}
+
 /** Node's verification codes, grouped by what the operator does about them. */
 const UNTRUSTED = new Set(['UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'SELF_SIGNED_CERT_IN_CHAIN', 'DEPTH_ZERO_SELF_SIGNED_CERT', 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY', 'UNABLE_TO_GET_ISSUER_CERT', 'CERT_UNTRUSTED', 'CERT_SIGNATURE_FAILURE'])
 
@@ -121,7 +128,7 @@ export function tlsFailureReason(error: unknown, settings?: TlsSettings): string
         : `the broker does not accept the client certificate ${settings.certPath}: use one signed by a CA the broker trusts`
     }
     if (/WRONG_VERSION_NUMBER|wrong version number|packet length too long|unknown protocol/i.test(code + message)) {
-      return 'the broker did not answer in TLS on that port: check the port, or use the plaintext scheme'
+      return NO_TLS_ANSWER
     }
   }
   return undefined
