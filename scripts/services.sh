@@ -62,6 +62,12 @@ ensure_rabbitmq_management() {
   echo "services: enabled rabbitmq management on 15672"
 }
 
+# True when test/brokers/brokers.sh has fetched the Kafka and Artemis files the secured brokers reuse.
+jars_fetched() {
+  local home=${BQ_BROKERS_HOME:-$HOME/.cache/bq-test-brokers}
+  compgen -G "$home/kafka/lib/kafka-server-*.jar" >/dev/null && compgen -G "$home/artemis/dist/apache-artemis-*/bin/artemis" >/dev/null
+}
+
 case "${1:-start}" in
   start)
     ensure_tmux
@@ -70,9 +76,20 @@ case "${1:-start}" in
     bash test/brokers/redis/sentinel.sh start
     ensure_rabbitmq
     java_brokers="${BQ_JAVA_BROKERS-kafka artemis sqs pulsar}"
-    # shellcheck disable=SC2086 # a space-separated list of broker names
-    if [ -n "$java_brokers" ]; then bash test/brokers/brokers.sh start $java_brokers; fi
-    case " $java_brokers " in *" kafka "*) bash test/brokers/kafka/secure.sh start ;; esac # the SASL_SSL + mTLS Kafka of test/brokers/kafka/secure.test.ts
+    # The JVM brokers start side by side (each takes 20-80 s, mostly waiting): the shared ones and
+    # the secured ones of the production-broker tests, which reuse the shared ones' fetched jars;
+    # on a machine that never fetched them, the shared brokers start (and fetch) first.
+    secured=()
+    case " $java_brokers " in *" kafka "*) secured+=(test/brokers/kafka/secure.sh) ;; esac # SASL_SSL + mTLS Kafka (kafka/secure.test.ts)
+    pids=()
+    if [ -n "$java_brokers" ]; then
+      # shellcheck disable=SC2086 # a space-separated list of broker names
+      if jars_fetched; then bash test/brokers/brokers.sh start $java_brokers & pids+=($!); else bash test/brokers/brokers.sh start $java_brokers; fi
+    fi
+    for script in "${secured[@]}"; do bash "$script" start & pids+=($!); done
+    failed=0
+    for pid in "${pids[@]}"; do wait "$pid" || failed=1; done
+    [ "$failed" -eq 0 ] || { echo "services: a broker did not start (see above)" >&2; exit 1; }
     ;;
   status)
     for p in 6379 5672 15672; do if port_open $p; then echo "127.0.0.1:$p open"; else echo "127.0.0.1:$p closed"; fi; done
