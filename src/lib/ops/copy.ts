@@ -1,5 +1,5 @@
 import type {BrokerAdapter, BrokerMessage} from '../brokers/adapter.js'
-import {describeError} from '../errors.js'
+import {describeError, refusalOf} from '../errors.js'
 import {RateLimiter} from './rate.js'
 import {BatchSizer, DEFAULT_BATCH, failedRun, planBatch} from './redrive.js'
 import type {About, PlanRules, RedriveOutcome, RedriveReport, RedriveRequest} from './redrive.js'
@@ -42,6 +42,7 @@ export async function copyMessages(
         for (const entry of group) emit(entry.about, 'failed', queue, describeError(error))
         report.stopped_early = true
         report.stop_reason = `publishing to ${queue} failed: ${describeError(error)}`
+        report.stop_refusal ??= refusalOf(error)
         return false
       }
       for (const entry of group) emit(entry.about, 'redriven', queue)

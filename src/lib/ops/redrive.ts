@@ -1,7 +1,7 @@
 import type {Binding, BrokerAdapter, BrokerMessage, DrainSession, OutgoingMessage, ReservedMessage} from '../brokers/adapter.js'
 import {fieldsOf, resetForRedrive, resetForRedriveBytes} from '../envelope/envelope.js'
 import type {Envelope} from '../envelope/envelope.js'
-import {BqError, ExitCode, UsageError, describeError, withResult} from '../errors.js'
+import {BqError, ExitCode, UsageError, describeError, refusalOf, withResult} from '../errors.js'
 import {copyMessages} from './copy.js'
 import {matchesAll} from './match.js'
 import type {Selector} from './match.js'
@@ -98,6 +98,8 @@ export interface RedriveReport {
   /** The run stopped early (interrupted, or the target failed). */
   stopped_early: boolean
   stop_reason?: string
+  /** The run stopped because the broker refused the credentials or a permission (exit 6, not 3). */
+  stop_refusal?: 'auth' | 'permission'
   /**
    * Present when a run ended part-way with copies whose originals may still be on the DLQ (at
    * least once: the copy was sent, the original's removal was not confirmed, e.g. the connection
@@ -312,6 +314,7 @@ export async function redrive(request: RedriveRequest): Promise<RedriveReport> {
         // Unconfirmed is not unsent: with the connection lost mid-batch, some copies may have arrived.
         if (lost) report.possible_duplicates = (report.possible_duplicates ?? 0) + group.length
         report.stop_reason = `publishing to ${queue} failed: ${reason}`
+        report.stop_refusal ??= refusalOf(error)
         if (lost) throw error
         if (releaseFailure !== undefined) throw releaseFailure.error
       }

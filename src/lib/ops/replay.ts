@@ -4,7 +4,7 @@ import {BODY_ATTEMPTS, type BrokerAdapter, type BrokerMessage, type OutgoingMess
 import {fieldsOf, resetForRedrive, withNewId} from '../envelope/envelope.js'
 import {readExportLine} from '../envelope/export-line.js'
 import {readFrame} from '../envelope/frame.js'
-import {describeError} from '../errors.js'
+import {describeError, refusalOf} from '../errors.js'
 import {matchesAll} from './match.js'
 import type {Selector} from './match.js'
 import {viewOf} from './message-view.js'
@@ -108,6 +108,7 @@ export async function replay(request: ReplayRequest): Promise<RedriveReport> {
         for (const entry of group) emit(entry.view, 'failed', target, reason)
         report.stopped_early = true
         report.stop_reason = `publishing to ${target} failed: ${reason}`
+        report.stop_refusal ??= refusalOf(error)
       }
     }
     if (request.stopRequested?.() && !report.stopped_early) {
