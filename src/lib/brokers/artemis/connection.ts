@@ -271,7 +271,7 @@ function openFailure(error: unknown, target: ArtemisTarget, displayUrl: string):
   const condition = (error as {condition?: unknown} | undefined)?.condition
   if (condition === 'amqp:unauthorized-access' || /AMQ229031|unable to validate user/i.test(reason)) {
     const who = target.username === undefined ? 'without a user name (anonymous)' : `as user "${target.username}"`
-    return new AuthError(`Artemis at ${displayUrl} refused the login ${who}: wrong user name or password (${reason})`, 'auth', error)
+    return new AuthError(`Artemis at ${displayUrl} refused the login ${who}: wrong user name or password`, 'auth', error)
   }
   return new ConnectionError(`cannot connect to Artemis at ${displayUrl}: ${reason}`, error)
 }
