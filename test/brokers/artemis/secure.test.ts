@@ -128,12 +128,17 @@ describe('Artemis over TLS with a limited role', () => {
     await refused(['peek', name, '-b', url('limited', 'limited-pw', `?ca=${certs.ca}`, MTLS_PORT)], 4, 'tls', /cert=PATH and key=PATH/)
   })
 
-  test('untrusted, wrong-host and other-CA certificates are exit 4 lines naming the fix', async (t) => {
+  test('untrusted, wrong-host and other-CA certificates are exit 4 lines naming the fix; insecure=true warns', async (t) => {
     if (!(await live(t))) return
     await refused(['peek', 'lim.ok.x', '-b', url('limited', 'limited-pw', '')], 4, 'tls', /TLS certificate is not trusted: pass ca=PATH/)
     await refused(['peek', 'lim.ok.x', '-b', url('limited', 'limited-pw', `?ca=${certs.otherCa}`)], 4, 'tls', /is not the CA that signed it/)
     await refused(['peek', 'lim.ok.x', '-b', url('limited', 'limited-pw', `?ca=${certs.ca}&servername=wrong-host.invalid`)], 4, 'tls', /not for the name connected to .*servername=NAME/)
     await refused(['peek', 'lim.ok.x', '-b', `artemis://limited:limited-pw@${HOST}:${TLS_PORT}?ca=${certs.ca}`], 2, 'usage', /ca= needs TLS: use artemis\+ssl:\/\//)
+    // insecure=true connects without verifying, and says so on every run.
+    const name = queue('lim.ok', 'insecure')
+    const insecure = await runBq(['publish', 'urn:babel:orders:created', '-d', '{}', '-q', name, '-b', url('limited', 'limited-pw', '?insecure=true')])
+    assert.equal(insecure.code, 0, insecure.stderr)
+    assert.match(insecure.stderr, /TLS certificate verification is off .*insecure=true/)
   })
 
   test('a wrong password exits 6 (auth) naming the user, never the password', async (t) => {
