@@ -134,6 +134,7 @@ describe('Artemis over TLS with a limited role', () => {
     await refused(['peek', 'lim.ok.x', '-b', url('limited', 'limited-pw', `?ca=${certs.otherCa}`)], 4, 'tls', /is not the CA that signed it/)
     await refused(['peek', 'lim.ok.x', '-b', url('limited', 'limited-pw', `?ca=${certs.ca}&servername=wrong-host.invalid`)], 4, 'tls', /not for the name connected to .*servername=NAME/)
     await refused(['peek', 'lim.ok.x', '-b', `artemis://limited:limited-pw@${HOST}:${TLS_PORT}?ca=${certs.ca}`], 2, 'usage', /ca= needs TLS: use artemis\+ssl:\/\//)
+    await refused(['peek', 'lim.ok.x', '--timeout', '2', '-b', `artemis://limited:limited-pw@${HOST}:${TLS_PORT}`], 4, 'connection', /timed out after 2s \(if that port speaks TLS, use artemis\+ssl:\/\/\)/)
     // insecure=true connects without verifying, and says so on every run.
     const name = queue('lim.ok', 'insecure')
     const insecure = await runBq(['publish', 'urn:babel:orders:created', '-d', '{}', '-q', name, '-b', url('limited', 'limited-pw', '?insecure=true')])
