@@ -70,7 +70,7 @@ case "${1:-start}" in
     java_brokers="${BQ_JAVA_BROKERS-kafka artemis sqs pulsar}"
     # shellcheck disable=SC2086 # a space-separated list of broker names
     if [ -n "$java_brokers" ]; then bash test/brokers/brokers.sh start $java_brokers; fi
-    bash test/brokers/artemis/secure.sh start # TLS + limited-role Artemis for test/brokers/artemis/secure.test.ts (5680-5682)
+    if [[ " $java_brokers " == *" artemis "* ]]; then bash test/brokers/artemis/secure.sh start; fi # TLS + limited-role Artemis (5680-5682) for test/brokers/artemis/secure.test.ts
     ;;
   status)
     for p in 6379 5672 15672; do if port_open $p; then echo "127.0.0.1:$p open"; else echo "127.0.0.1:$p closed"; fi; done
