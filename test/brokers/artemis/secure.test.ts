@@ -108,7 +108,8 @@ describe('Artemis over TLS with a limited role', () => {
     const file = path.join(tmpdir(), `bq-artemis-secure-${id}.jsonl`)
     writeFileSync(file, exported.stdout)
     try {
-      await ok(['replay', file, '--as-is', '--to', replayed, '--yes', '-b', limited()])
+      const replay = await ok(['replay', file, '--as-is', '--to', replayed, '--yes', '-b', limited()])
+      assert.equal((replay.counts as {redriven: number}).redriven, 3)
     } finally {
       rmSync(file, {force: true})
     }

@@ -15,7 +15,7 @@
 import assert from 'node:assert/strict'
 import {execFile} from 'node:child_process'
 import {randomBytes} from 'node:crypto'
-import {readFileSync, rmSync} from 'node:fs'
+import {readFileSync, rmSync, writeFileSync} from 'node:fs'
 import {connect as connectTcp, type AddressInfo} from 'node:net'
 import {tmpdir} from 'node:os'
 import path from 'node:path'
@@ -155,9 +155,9 @@ describe('RabbitMQ: a restricted user on its own vhost', () => {
     const file = path.join(tmpdir(), `bq-vhost-${run}.jsonl`)
     const exported = await runBq(['peek', 'app.orders', '--jsonl', '--all', '-b', url])
     assert.equal(exported.code, 0, exported.stderr)
-    await import('node:fs/promises').then((fs) => fs.writeFile(file, exported.stdout))
+    writeFileSync(file, exported.stdout)
     const replayed = await ok(['replay', file, '--as-is', '--to', 'app.replayed', '--yes', '-b', url])
-    assert.equal((replayed.counts as {redriven?: number; replayed?: number}).replayed ?? (replayed.counts as {redriven: number}).redriven, 3)
+    assert.equal((replayed.counts as {redriven: number}).redriven, 3)
     rmSync(file, {force: true})
     assert.deepEqual(await ids(url, 'app.replayed'), sent)
     const purged = await ok(['dlq', 'purge', 'app.replayed', '--dlq', 'app.replayed', '--no-backup', '--yes', '-b', url])
