@@ -270,7 +270,6 @@ function openFailure(error: unknown, target: ArtemisTarget, displayUrl: string):
   let reason = scrubSecrets(connectFailure(error), target.secrets)
   // A TLS acceptor waits for a handshake that a plain AMQP header never starts: the open just times out.
   if (!target.tls && /^timed out/.test(reason)) reason += ' (if that port speaks TLS, use artemis+ssl://)'
-
   const condition = (error as {condition?: unknown} | undefined)?.condition
   if (condition === 'amqp:unauthorized-access' || /AMQ229031|unable to validate user/i.test(reason)) {
     const who = target.username === undefined ? 'without a user name (anonymous)' : `as user "${target.username}"`
