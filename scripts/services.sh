@@ -81,6 +81,7 @@ case "${1:-start}" in
     # on a machine that never fetched them, the shared brokers start (and fetch) first.
     secured=()
     case " $java_brokers " in *" kafka "*) secured+=(test/brokers/kafka/secure.sh) ;; esac # SASL_SSL + mTLS Kafka (kafka/secure.test.ts)
+    case " $java_brokers " in *" artemis "*) secured+=(test/brokers/artemis/secure.sh) ;; esac # TLS + limited-role Artemis, 5680-5682 (artemis/secure.test.ts)
     pids=()
     if [ -n "$java_brokers" ]; then
       # shellcheck disable=SC2086 # a space-separated list of broker names

@@ -105,6 +105,11 @@ export class AuthError extends BqError {
   }
 }
 
+/** 'auth' or 'permission' when `error` is an AuthError (a run stopped by a refusal reports it), else undefined. */
+export function refusalOf(error: unknown): 'auth' | 'permission' | undefined {
+  return error instanceof AuthError ? (error.code as 'auth' | 'permission') : undefined
+}
+
 /**
  * The queue (topic, entity) does not exist, on a broker where queues exist apart from their
  * messages (SQS, Artemis, Service Bus, Pulsar and Kafka topics, RabbitMQ): exit 1. On Redis and

@@ -131,10 +131,10 @@ describe('connection errors in the operator\'s words', () => {
     }
   })
 
-  test('an unknown RabbitMQ vhost is named', async (t) => {
+  test('an unknown RabbitMQ vhost is named (exit 6, permission)', async (t) => {
     if (!(await requireBroker(t, 'RabbitMQ', '127.0.0.1', 5672))) return
     const result = await runBq(['peek', 'orders', '-b', 'amqp://guest:guest@127.0.0.1:5672/no-such-vhost'], {env})
-    assert.equal(result.code, 4, result.stderr)
-    assert.match(result.stderr, /cannot connect to RabbitMQ at amqp:\/\/guest:\*\*\*@127\.0\.0\.1:5672\/no-such-vhost: vhost "no-such-vhost" does not exist or the user has no access to it/)
+    assert.equal(result.code, 6, result.stderr)
+    assert.match(result.stderr, /RabbitMQ at amqp:\/\/guest:\*\*\*@127\.0\.0\.1:5672\/no-such-vhost refused vhost "no-such-vhost" to user "guest": it does not exist or the user has no permissions there/)
   })
 })

@@ -1,5 +1,5 @@
 import type {BrokerAdapter} from '../brokers/adapter.js'
-import {BqError, InterruptedError, PartialError, withResult} from '../errors.js'
+import {AuthError, BqError, InterruptedError, PartialError, withResult} from '../errors.js'
 import type {StopSignal} from '../errors.js'
 import type {RedriveItem, RedriveReport} from '../ops/redrive-types.js'
 import {startProgress} from '../output/progress.js'
@@ -115,6 +115,10 @@ export function unfinishedRun(result: MoveResult, verb: string, signal: StopSign
   if (result.stop_reason === 'interrupted') return new InterruptedError(`interrupted (${signal}) after ${c.examined} examined: ${done}; the rest stay where they were`, result, signal)
   if (c.failed > 0 || result.stopped_early) {
     const stop = result.stopped_early && result.stop_reason ? `; stopped early: ${result.stop_reason}` : ''
+    // A refusal is not worth a retry (exit 6); the report says what moved, and nothing else was touched.
+    if (result.stop_refusal !== undefined) {
+      return new AuthError(`the broker refused ${result.stop_refusal === 'auth' ? 'the credentials' : 'a permission'} part-way: ${done}, ${c.failed} failed; every message not ${verb} is still where it was${stop}`, result.stop_refusal, undefined, result)
+    }
     return new PartialError(`not every selected message ${result.dry_run ? 'could be' : 'was'} ${verb}: ${done}, ${c.failed} failed${stop}`, result)
   }
   return undefined

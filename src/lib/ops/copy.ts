@@ -1,5 +1,5 @@
 import type {BrokerAdapter, BrokerMessage} from '../brokers/adapter.js'
-import {describeError} from '../errors.js'
+import {describeError, refusalOf} from '../errors.js'
 import {RateLimiter} from './rate.js'
 import {BatchSizer, DEFAULT_BATCH} from './batch-sizer.js'
 import {failedRun} from './failed-run.js'
@@ -45,6 +45,7 @@ export async function copyMessages(
         for (const entry of group) emit(entry.about, 'failed', queue, describeError(error))
         report.stopped_early = true
         report.stop_reason = `publishing to ${queue} failed: ${describeError(error)}`
+        report.stop_refusal ??= refusalOf(error)
         return false
       }
       for (const entry of group) emit(entry.about, 'redriven', queue)

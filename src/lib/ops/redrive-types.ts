@@ -83,6 +83,8 @@ export interface RedriveReport {
   /** The run stopped early (interrupted, or the target failed). */
   stopped_early: boolean
   stop_reason?: string
+  /** The run stopped because the broker refused the credentials or a permission (exit 6, not 3). */
+  stop_refusal?: 'auth' | 'permission'
   /**
    * Present when a run ended part-way with copies whose originals may still be on the DLQ (at
    * least once: the copy was sent, the original's removal was not confirmed, e.g. the connection

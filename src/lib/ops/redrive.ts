@@ -1,7 +1,7 @@
 import type {BrokerAdapter, BrokerMessage, DrainSession, OutgoingMessage, ReservedMessage} from '../brokers/adapter.js'
 import {resetForRedrive} from '../envelope/envelope.js'
 import type {Envelope} from '../envelope/envelope.js'
-import {BqError, ExitCode, UsageError, describeError} from '../errors.js'
+import {BqError, ExitCode, UsageError, describeError, refusalOf} from '../errors.js'
 import {BatchSizer, DEFAULT_BATCH, tooLarge} from './batch-sizer.js'
 import {copyMessages} from './copy.js'
 import {failedRun} from './failed-run.js'
@@ -131,8 +131,6 @@ export async function redrive(request: RedriveRequest): Promise<RedriveReport> {
         const reason = describeError(error)
         // A broker that is gone (exit 4) ends the run, with this report.
         const lost = error instanceof BqError && error.exitCode === ExitCode.connection
-        // So does a refused permission or credential (exit 6): every next copy would be refused too.
-        const refused = error instanceof BqError && error.exitCode === ExitCode.auth
         report.stopped_early = true
         if (step.published) {
           // The target confirmed the copies but the originals could not be removed: they stay on
@@ -153,8 +151,8 @@ export async function redrive(request: RedriveRequest): Promise<RedriveReport> {
         // Unconfirmed is not unsent: with the connection lost mid-batch, some copies may have arrived.
         if (lost) report.possible_duplicates = (report.possible_duplicates ?? 0) + group.length
         report.stop_reason = `publishing to ${queue} failed: ${reason}`
-        if (refused) report.stop_reason += `; the refused messages and every one after them are still on ${request.dlq}`
-        if (lost || refused) throw error
+        report.stop_refusal ??= refusalOf(error)
+        if (lost) throw error
         if (releaseFailure !== undefined) throw releaseFailure.error
       }
     }

@@ -4,7 +4,7 @@ import {BODY_ATTEMPTS, type BrokerAdapter, type BrokerMessage, type OutgoingMess
 import {fieldsOf, resetForRedrive, withNewId} from '../envelope/envelope.js'
 import {readExportLine} from '../envelope/export-line.js'
 import {readFrame} from '../envelope/frame.js'
-import {BqError, ExitCode, describeError, withResult} from '../errors.js'
+import {describeError, refusalOf} from '../errors.js'
 import {matchesAll} from './match.js'
 import type {Selector} from './selector.js'
 import {viewOf} from './message-view.js'
@@ -55,7 +55,6 @@ export async function replay(request: ReplayRequest): Promise<RedriveReport> {
     request.onItem?.({id: view.id ?? null, trace_id: view.traceId ?? null, urn: view.urn ?? null, reason: view.deadLetter?.reason ?? null, target, outcome, ...(error === undefined ? {} : {error})})
   }
   let warnedMasked = false
-  let refusal: BqError | undefined
   let batch = new Map<string, Pending[]>()
   let planned = 0
   const full = () => request.max > 0 && planned >= request.max
@@ -109,8 +108,7 @@ export async function replay(request: ReplayRequest): Promise<RedriveReport> {
         for (const entry of group) emit(entry.view, 'failed', target, reason)
         report.stopped_early = true
         report.stop_reason = `publishing to ${target} failed: ${reason}`
-        // A refused permission or credential is its own answer (exit 6), carrying this report.
-        if (error instanceof BqError && error.exitCode === ExitCode.auth) refusal ??= error
+        report.stop_refusal ??= refusalOf(error)
       }
     }
     if (request.stopRequested?.() && !report.stopped_early) {
@@ -163,6 +161,5 @@ export async function replay(request: ReplayRequest): Promise<RedriveReport> {
     {afterChunk: flush},
   )
   await flush()
-  if (refusal !== undefined) throw withResult(refusal, report)
   return report
 }

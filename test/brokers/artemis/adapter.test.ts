@@ -19,7 +19,7 @@ import {redactUrl} from '../../../src/lib/brokers/shared/redact.js'
 import {openBroker} from '../../../src/lib/brokers/registry.js'
 import {annotate, decode, fieldsOf, make} from '../../../src/lib/envelope/index.js'
 import type {EnvelopeFields} from '../../../src/lib/envelope/fields.js'
-import {ConnectionError, ExitCode} from '../../../src/lib/errors.js'
+import {AuthError, ConnectionError, ExitCode} from '../../../src/lib/errors.js'
 import {parseSelector} from '../../../src/lib/ops/match.js'
 import {redrive} from '../../../src/lib/ops/redrive.js'
 import {requireBroker, uniqueQueue} from '../../support/brokers.js'
@@ -380,13 +380,14 @@ describe('artemis adapter', () => {
     assert.ok(Date.now() - started < 3000, 'fails within seconds')
   })
 
-  it('reports refused credentials and a TLS handshake with a plain port as ConnectionErrors, without the password', async (t) => {
+  it('reports refused credentials as an AuthError (exit 6) and a TLS handshake with a plain port as a ConnectionError, without the password', async (t) => {
     if (!(await available(t))) return
     const bad = new URL(url)
     bad.password = 'hunter2-secret'
     await assert.rejects(openBroker(bad.href), (error: unknown) => {
-      assert.ok(error instanceof ConnectionError, 'a ConnectionError')
-      assert.match(error.message, /authentication failed/)
+      assert.ok(error instanceof AuthError, 'an AuthError')
+      assert.equal(error.exitCode, ExitCode.auth)
+      assert.match(error.message, /refused the login as user "bq": wrong user name or password/)
       assert.ok(!error.message.includes('hunter2-secret'), error.message)
       assert.ok(!error.message.includes('\n'), 'one line')
       return true
@@ -401,6 +402,7 @@ describe('artemis adapter', () => {
 
   it('refuses URL parameters and paths it does not know', async () => {
     await assert.rejects(openBroker('artemis://bq:bq@127.0.0.1:5673?vhost=x'), /unknown parameter "vhost"/)
+    await assert.rejects(openBroker('artemis://bq:bq@127.0.0.1:5673?ca=/tmp/ca.pem'), /ca= needs TLS: use artemis\+ssl:\/\//)
     await assert.rejects(openBroker('artemis://bq:bq@127.0.0.1:5673/some/path'), /has a path/)
   })
 

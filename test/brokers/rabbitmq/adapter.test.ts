@@ -16,7 +16,7 @@ import type {BrokerAdapter, OutgoingMessage, ReservedMessage} from '../../../src
 import {createRabbitAdapter, RabbitAdapter} from '../../../src/lib/brokers/rabbitmq/adapter.js'
 import {redactUrl} from '../../../src/lib/brokers/shared/redact.js'
 import type {EnvelopeFields} from '../../../src/lib/envelope/fields.js'
-import {BqError, ConnectionError, QueueNotFoundError} from '../../../src/lib/errors.js'
+import {AuthError, BqError, ConnectionError, QueueNotFoundError} from '../../../src/lib/errors.js'
 import {requireBroker, uniqueQueue} from '../../support/brokers.js'
 import {getAllAndClose} from './support.js'
 
@@ -683,7 +683,7 @@ test('drain rejects settling a message twice or one it did not hand out', async 
 
 // ── connection handling ───────────────────────────────────────────────────────────────────────
 
-test('connection refused and bad credentials are ConnectionErrors naming only the redacted URL', async (t) => {
+test('connection refused is a ConnectionError (exit 4), bad credentials and a missing vhost AuthErrors (exit 6), naming only the redacted URL', async (t) => {
   if (!(await live(t))) return
   const refused = 'amqp://guest:s3cretpw@127.0.0.1:1/'
   await assert.rejects(createRabbitAdapter(new URL(refused), redactUrl(refused)), (error: unknown) => {
@@ -695,13 +695,15 @@ test('connection refused and bad credentials are ConnectionErrors naming only th
   })
   const badAuth = `amqp://guest:wrong-s3cret@${HOST}:${PORT}/`
   await assert.rejects(createRabbitAdapter(new URL(badAuth), redactUrl(badAuth)), (error: unknown) => {
-    assert.ok(error instanceof ConnectionError, 'error instanceof ConnectionError')
+    assert.ok(error instanceof AuthError, 'error instanceof AuthError')
+    assert.equal(error.exitCode, 6)
+    assert.equal(error.code, 'auth')
     assert.ok(!error.message.includes('wrong-s3cret'), '!error.message.includes("wrong-s3cret")')
-    assert.match(error.message, /ACCESS_REFUSED|refused/)
+    assert.match(error.message, /refused the login of user "guest"/)
     return true
   })
   const badVhost = `amqp://guest:guest@${HOST}:${PORT}/no-such-vhost-bq`
-  await assert.rejects(createRabbitAdapter(new URL(badVhost), redactUrl(badVhost)), ConnectionError)
+  await assert.rejects(createRabbitAdapter(new URL(badVhost), redactUrl(badVhost)), (error: unknown) => error instanceof AuthError && error.code === 'permission' && /vhost "no-such-vhost-bq"/.test(error.message))
 })
 
 test('a lost adapter connection fails later calls in one line; close is safe twice', async (t) => {

@@ -245,12 +245,12 @@ describe('service-bus adapter', () => {
     })
   })
 
-  it('reports a wrong key as refused credentials (exit 4) without echoing it', async () => {
+  it('reports a wrong key as refused credentials (exit 6) without echoing it', async () => {
     const bad = server.connectionString.replace(/SharedAccessKey=[^;]+/, 'SharedAccessKey=d3Jvbmcta2V5LXNlY3JldA==')
     const adapter = await openBroker(bad)
     try {
       await assert.rejects(adapter.count(uniqueQueue('sb-auth')), (error: unknown) => {
-        assert.equal((error as {exitCode?: number}).exitCode, 4)
+        assert.equal((error as {exitCode?: number}).exitCode, 6)
         assert.match(String((error as Error).message), /refused the credentials/)
         assert.ok(!String((error as Error).message).includes('d3Jvbmcta2V5'))
         return true

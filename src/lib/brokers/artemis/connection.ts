@@ -14,10 +14,11 @@ import {randomUUID} from 'node:crypto'
 import rhea from 'rhea'
 import type {AmqpError, Connection, ConnectionOptions, EventContext, Receiver, ReceiverOptions, Sender, SenderOptions, Session} from 'rhea'
 
-import {BqError, ConnectionError, describeError} from '../../errors.js'
+import {AuthError, BqError, ConnectionError, describeError} from '../../errors.js'
 import type {ArtemisTarget} from './url.js'
 import {serverName} from './url.js'
 import {scrubSecrets} from '../shared/redact.js'
+import {tlsFailureReason} from '../shared/tls.js'
 
 const CONNECT_TIMEOUT_MS = 10_000
 /** Link attach/detach and connection close answers; Artemis answers in milliseconds. */
@@ -65,7 +66,7 @@ export class ArtemisConnection {
       properties: {product: 'bq', purpose},
       ...(target.username === undefined ? {} : {username: target.username}),
       ...(target.password === undefined ? {} : {password: target.password}),
-      ...(target.tls ? {servername: serverName(target.host)} : {}),
+      ...(target.tls ? {servername: serverName(target.host), ...target.tlsSettings?.options} : {}),
       ...(options.sessionBufferSize === undefined ? {} : {session_buffer_size: options.sessionBufferSize}),
     } as ConnectionOptions
     const connection = container.connect(connectOptions)
@@ -88,7 +89,7 @@ export class ArtemisConnection {
       })
     } catch (error) {
       destroySocket(connection)
-      throw new ConnectionError(`cannot connect to Artemis at ${displayUrl}: ${scrubSecrets(connectFailure(error), target.secrets)}`, error)
+      throw openFailure(error, target, displayUrl)
     }
     return new ArtemisConnection(connection, displayUrl, target.secrets)
   }
@@ -121,14 +122,14 @@ export class ArtemisConnection {
   async openSender(options: SenderOptions, session?: Session): Promise<Sender> {
     this.assertOpen()
     const sender = session === undefined ? this.connection.open_sender(options) : session.open_sender(options)
-    await this.attached(sender, 'sender', () => sender.target === null || sender.target === undefined)
+    await this.attached(sender, 'sender', () => absent(sender.target))
     return sender
   }
 
   async openReceiver(options: ReceiverOptions, session?: Session): Promise<Receiver> {
     this.assertOpen()
     const receiver = session === undefined ? this.connection.open_receiver(options) : session.open_receiver(options)
-    await this.attached(receiver, 'receiver', () => receiver.source === null || receiver.source === undefined)
+    await this.attached(receiver, 'receiver', () => absent(receiver.source))
     return receiver
   }
 
@@ -175,10 +176,14 @@ export class ArtemisConnection {
       return
     }
     // Artemis refuses a link by attaching with no terminus and detaching at once with the reason.
-    if (event === `${role}_open`) await this.waitFor(link, [`${role}_error`, `${role}_close`], LINK_TIMEOUT_MS).catch(() => undefined)
+    // The detach often arrives in the same read as the attach, before this wait: then it is already known.
+    const detached = (link.error !== undefined && link.error !== null) || !link.is_remote_open()
+    if (event === `${role}_open` && !detached) await this.waitFor(link, [`${role}_error`, `${role}_close`], LINK_TIMEOUT_MS).catch(() => undefined)
     const options = link.options as {source?: unknown; target?: unknown}
     const address = role === 'sender' ? options.target : options.source
     const name = typeof address === 'string' ? address : (address as {address?: string} | undefined)?.address
+    const refusal = securityRefusal(link.error, this.describe(link.error ?? ''), `${role === 'sender' ? 'send to' : 'read'} "${name ?? '?'}" on ${this.displayUrl}`)
+    if (refusal !== undefined) throw refusal
     throw new BqError(`Artemis refused a ${role} for "${name ?? '?'}" on ${this.displayUrl}: ${this.describe(link.error ?? 'no reason given')}`, {code: 'link-refused'})
   }
 
@@ -209,6 +214,12 @@ export class ArtemisConnection {
     this.lossListeners.clear()
     destroySocket(this.connection)
   }
+}
+
+/** A terminus the broker did not give: missing, null, or rhea's typed AMQP null (how Artemis refuses an attach). */
+function absent(terminus: unknown): boolean {
+  if (terminus === null || terminus === undefined) return true
+  return typeof terminus === 'object' && 'type' in terminus && 'value' in terminus && (terminus as {value: unknown}).value === null
 }
 
 /** Credit the receiver has granted and the broker not yet used (rhea tracks it; its typings omit it). */
@@ -246,6 +257,39 @@ export function amqpReason(error: unknown): string {
     return text.replace(/\s+/g, ' ').trim()
   }
   return describeError(error).replace(/\s+/g, ' ').trim()
+}
+
+/**
+ * Why the connection did not open, as the error that says so: a failed TLS handshake (exit 4,
+ * naming the option that fixes it), refused credentials (exit 6, naming the user, never the
+ * password), anything else a ConnectionError (exit 4).
+ */
+function openFailure(error: unknown, target: ArtemisTarget, displayUrl: string): BqError {
+  const tls = target.tls ? tlsFailureReason(error, target.tlsSettings) : undefined
+  if (tls !== undefined) return new ConnectionError(`cannot connect to Artemis at ${displayUrl}: ${tls}`, error, 'tls')
+  let reason = scrubSecrets(connectFailure(error), target.secrets)
+  // A TLS acceptor waits for a handshake that a plain AMQP header never starts: the open just times out.
+  if (!target.tls && /^timed out/.test(reason)) reason += ' (if that port speaks TLS, use artemis+ssl://)'
+  const condition = (error as {condition?: unknown} | undefined)?.condition
+  if (condition === 'amqp:unauthorized-access' || /AMQ229031|unable to validate user/i.test(reason)) {
+    const who = target.username === undefined ? 'without a user name (anonymous)' : `as user "${target.username}"`
+    return new AuthError(`Artemis at ${displayUrl} refused the login ${who}: wrong user name or password`, 'auth', error)
+  }
+  return new ConnectionError(`cannot connect to Artemis at ${displayUrl}: ${reason}`, error)
+}
+
+/**
+ * Artemis's security refusals (AMQ229032 "does not have permission", AMQ229031, the AMQP
+ * condition amqp:unauthorized-access) as a permission error (exit 6) naming what was refused;
+ * undefined for anything else. `described` is the broker's text, already scrubbed.
+ */
+export function securityRefusal(error: unknown, described: string, what: string): AuthError | undefined {
+  const condition = (error as {condition?: unknown} | undefined)?.condition
+  if (condition !== 'amqp:unauthorized-access' && !/AMQ22903[12]|does not have permission/i.test(described)) return undefined
+  const permission = /permission='([A-Z_]+)'/.exec(described)?.[1]
+  const user = /User: (\S+) does not have/.exec(described)?.[1]
+  const named = permission === undefined ? '' : ` (the ${permission.toLowerCase()} permission${user === undefined ? '' : ` for user ${user}`})`
+  return new AuthError(`Artemis refused to ${what}${named}: ${described}`, 'permission', error)
 }
 
 function connectFailure(error: unknown): string {

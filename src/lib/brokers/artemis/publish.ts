@@ -11,9 +11,9 @@
  */
 import type {Delivery, EventContext, Sender} from 'rhea'
 
-import {BqError} from '../../errors.js'
+import {AuthError, BqError} from '../../errors.js'
 import type {OutgoingMessage} from '../adapter.js'
-import type {ArtemisConnection} from './connection.js'
+import {type ArtemisConnection, securityRefusal} from './connection.js'
 import {toAmqpMessage} from './message.js'
 
 /** A publish that sees no settlement and no credit for this long gives up (the broker is stuck, e.g. an address full with BLOCK). */
@@ -88,12 +88,13 @@ export class ArtemisPublisher {
         armStall()
         const outcome = outcomeOf(delivery)
         if (outcome === 'accepted') accepted++
-        else failure ??= new BqError(`Artemis did not accept a message published to "${queue}" (${describeOutcome(delivery, this.connection)}); ${accepted} of ${total} were confirmed and the batch is not published`, {code: 'publish-failed'})
+        else failure ??= refusedOrFailed(delivery, queue, this.connection, `Artemis did not accept a message published to "${queue}" (${describeOutcome(delivery, this.connection)}); ${accepted} of ${total} were confirmed and the batch is not published`)
         if (failure === undefined) pump()
         settledAll()
       }
       const onClose = () => {
-        finish(new BqError(`Artemis closed the sender for "${queue}" after ${accepted} of ${total} messages were confirmed: ${this.connection.describe(sender.error ?? 'no reason given')}; the batch is not published`, {code: 'publish-failed'}))
+        const described = this.connection.describe(sender.error ?? 'no reason given')
+        finish(securityRefusal(sender.error, described, `send to "${queue}"`) ?? new BqError(`Artemis closed the sender for "${queue}" after ${accepted} of ${total} messages were confirmed: ${described}; the batch is not published`, {code: 'publish-failed'}))
       }
       // Sends while the link has credit and rhea's outgoing window has room; resumes on 'sendable'
       // (new credit) and on each settlement (room in the window).
@@ -127,6 +128,13 @@ export function outcomeOf(delivery: Delivery): string | undefined {
   const state = delivery.remote_state as {constructor?: {composite_type?: unknown}} | undefined
   const type = state?.constructor?.composite_type
   return typeof type === 'string' ? type : undefined
+}
+
+/** A message refused for lack of permission is exit 6 (naming it); any other refusal a publish failure. */
+function refusedOrFailed(delivery: Delivery, queue: string, connection: ArtemisConnection, message: string): BqError {
+  const error = (delivery.remote_state as {error?: unknown} | undefined)?.error
+  const refusal = error === undefined || error === null ? undefined : securityRefusal(error, connection.describe(error), `send to "${queue}"`)
+  return refusal === undefined ? new BqError(message, {code: 'publish-failed'}) : new AuthError(`${refusal.message}; the batch is not published`, 'permission', error)
 }
 
 function describeOutcome(delivery: Delivery, connection: ArtemisConnection): string {

@@ -1,16 +1,20 @@
 /**
- * `artemis://[user:password@]host[:port]` and `artemis+ssl://…` (TLS) → where and how to connect
- * over AMQP 1.0. No query parameters are known, so any is refused: a typo would otherwise be
- * ignored without a word. A custom CA for TLS comes from NODE_EXTRA_CA_CERTS.
+ * `artemis://[user:password@]host[:port]` and `artemis+ssl://…?ca=PATH&cert=PATH&key=PATH` (TLS)
+ * → where and how to connect over AMQP 1.0. The only query parameters are the shared TLS ones
+ * (shared/tls.ts), and only with artemis+ssl://; any other is refused: a typo would otherwise be
+ * ignored without a word.
  */
 import {isIP} from 'node:net'
 
 import {UsageError} from '../../errors.js'
+import {TLS_PARAMS, type TlsSettings, parseTlsParams} from '../shared/tls.js'
 
 export interface ArtemisTarget {
   host: string
   port: number
   tls: boolean
+  /** The TLS options (ca, client certificate, server name, verification) for artemis+ssl://. */
+  tlsSettings?: TlsSettings
   username?: string
   password?: string
   /** Values that must never appear in a message. */
@@ -24,7 +28,9 @@ const TLS_PORT = 5671
 export function parseArtemisUrl(url: URL, displayUrl: string): ArtemisTarget {
   const tls = url.protocol === 'artemis+ssl:'
   if (!tls && url.protocol !== 'artemis:') throw new UsageError(`${displayUrl} is not an artemis:// or artemis+ssl:// URL`)
-  for (const key of url.searchParams.keys()) throw new UsageError(`unknown parameter "${key}" in ${displayUrl}: artemis:// URLs take none`)
+  for (const key of url.searchParams.keys()) {
+    if (!TLS_PARAMS.includes(key)) throw new UsageError(`unknown parameter "${key}" in ${displayUrl}: artemis URLs take only the TLS ones (${TLS_PARAMS.join(', ')}) with artemis+ssl://`)
+  }
   if (url.pathname !== '' && url.pathname !== '/') throw new UsageError(`${displayUrl} has a path; an artemis:// URL names only the broker (user:password@host:port)`)
   const host = url.hostname.replace(/^\[(.*)\]$/, '$1')
   if (host === '') throw new UsageError(`${displayUrl} names no host`)
@@ -32,6 +38,8 @@ export function parseArtemisUrl(url: URL, displayUrl: string): ArtemisTarget {
   const username = decode(url.username, displayUrl)
   const password = decode(url.password, displayUrl)
   const target: ArtemisTarget = {host, port, tls, secrets: [password, url.password].filter((secret) => secret !== '')}
+  const tlsSettings = parseTlsParams(url.searchParams, displayUrl, {tls, host, tlsHint: 'artemis+ssl://'})
+  if (tlsSettings !== undefined) target.tlsSettings = tlsSettings
   if (username !== '') target.username = username
   if (password !== '') target.password = password
   return target

@@ -6,6 +6,8 @@
  */
 import {BqError, ConnectionError, describeError} from '../../errors.js'
 import {scrubSecrets} from '../shared/redact.js'
+import {tlsFailureReason} from '../shared/tls.js'
+import {pulsarRefusal, webFetch} from './web-tls.js'
 import {BrokerNotReadyError, NOT_READY_STATUSES, notReadyReason, untilReady} from './not-ready.js'
 import type {PulsarTarget, Topic} from './url.js'
 
@@ -118,8 +120,10 @@ export class PulsarAdmin {
     if (init.body !== undefined) headers['content-type'] = 'application/json'
     if (this.target.token !== undefined) headers.authorization = `Bearer ${this.target.token}`
     try {
-      return await fetch(this.target.adminBase + path, {...init, headers, signal: AbortSignal.timeout(this.timeoutMs)})
+      return await webFetch(this.target.adminBase + path, {...init, headers, signal: AbortSignal.timeout(this.timeoutMs)}, this.target.tls)
     } catch (error) {
+      const handshake = tlsFailureReason(error, this.target.tls)
+      if (handshake !== undefined) throw new ConnectionError(`cannot ${what}: the Pulsar admin API of ${this.displayUrl}: ${handshake}`, error, 'tls')
       const cause = (error as {cause?: {code?: string; message?: string}}).cause
       const reason = cause?.code === 'ECONNREFUSED' ? 'connection refused' : (error as Error).name === 'TimeoutError' ? `no answer within ${this.timeoutMs / 1000}s` : scrubSecrets(cause?.message ?? describeError(error), this.target.secrets)
       throw new ConnectionError(`cannot ${what}: the Pulsar admin API of ${this.displayUrl} is unreachable (${reason})`, error)
@@ -136,9 +140,8 @@ export class PulsarAdmin {
       // Keep the status text.
     }
     reason = scrubSecrets(reason.split('\n')[0], this.target.secrets)
-    if (response.status === 401 || response.status === 403) {
-      return new ConnectionError(`cannot ${what} on ${this.displayUrl}: the broker refused the credentials (HTTP ${response.status}: ${reason})`)
-    }
+    const refusal = pulsarRefusal(response.status, reason, what, this.displayUrl, this.target.token !== undefined)
+    if (refusal !== undefined) return refusal
     if (NOT_READY_STATUSES.has(response.status)) return new BrokerNotReadyError(`cannot ${what} on ${this.displayUrl}: ${notReadyReason(response.status, this.timeoutMs)}: ${reason}`)
     return new BqError(`cannot ${what} on ${this.displayUrl}: HTTP ${response.status} ${reason}`)
   }

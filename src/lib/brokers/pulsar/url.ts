@@ -7,6 +7,7 @@
  */
 import {UsageError} from '../../errors.js'
 import type {Timeouts} from '../shared/timeouts.js'
+import {TLS_PARAMS, type TlsSettings, parseTlsParams} from '../shared/tls.js'
 
 export type SubscriptionType = 'Exclusive' | 'Shared'
 
@@ -17,6 +18,8 @@ export interface PulsarTarget {
   wsBase: string
   /** Bearer token for both APIs, when configured (`?token=` or BQ_PULSAR_TOKEN). */
   token?: string
+  /** The shared TLS options (ca, cert, key, servername, insecure) for an https:// admin (wss://) endpoint. */
+  tls?: TlsSettings
   tenant: string
   namespace: string
   /** The durable subscription bq reads, drains and acknowledges through. */
@@ -36,7 +39,7 @@ export const DEFAULT_SUBSCRIPTION = 'bq-redrive'
 /** The binding's default consumer subscription (spec-broker-bindings.md, Apache Pulsar). */
 export const BINDING_SUBSCRIPTION = 'babelqueue'
 
-const KNOWN_PARAMS = new Set(['admin', 'token', 'tenant', 'namespace', 'subscription', 'subscription_type', 'ensure_subscription'])
+const KNOWN_PARAMS = new Set(['admin', 'token', 'tenant', 'namespace', 'subscription', 'subscription_type', 'ensure_subscription', ...TLS_PARAMS])
 const NAME = /^[A-Za-z0-9_.=:-]+$/
 
 export function parsePulsarUrl(url: URL, displayUrl: string, env: NodeJS.ProcessEnv = process.env): PulsarTarget {
@@ -74,6 +77,9 @@ export function parsePulsarUrl(url: URL, displayUrl: string, env: NodeJS.Process
   }
   if (target.ensureSubscription !== '' && !NAME.test(target.ensureSubscription)) throw new UsageError(`ensure_subscription in ${displayUrl} is not a valid subscription name`)
   if (token !== undefined) target.token = token
+  // bq speaks to Pulsar only over its web port: TLS is that endpoint's (https:// admin, wss://).
+  const tls = parseTlsParams(url.searchParams, displayUrl, {tls: admin.protocol === 'https:', host: admin.hostname.replace(/^\[(.*)\]$/, '$1'), tlsHint: 'pulsar+ssl:// or admin=https://HOST:PORT'})
+  if (tls !== undefined) target.tls = tls
   return target
 }
 

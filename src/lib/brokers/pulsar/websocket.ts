@@ -7,6 +7,8 @@ import WebSocket from 'ws'
 
 import {BqError, ConnectionError, describeError} from '../../errors.js'
 import {scrubSecrets} from '../shared/redact.js'
+import {tlsFailureReason} from '../shared/tls.js'
+import {pulsarRefusal} from './web-tls.js'
 import {BrokerNotReadyError, NOT_READY_STATUSES, notReadyReason, untilReady} from './not-ready.js'
 import type {PulsarTarget} from './url.js'
 
@@ -68,7 +70,7 @@ function openSocketOnce(target: PulsarTarget, displayUrl: string, path: string, 
   const headers: Record<string, string> = {}
   if (target.token !== undefined) headers.authorization = `Bearer ${target.token}`
   return new Promise((resolve, reject) => {
-    const socket = new WebSocket(target.wsBase + path, {headers, handshakeTimeout: target.timeouts?.connectMs ?? OPEN_TIMEOUT_MS, perMessageDeflate: false})
+    const socket = new WebSocket(target.wsBase + path, {headers, handshakeTimeout: target.timeouts?.connectMs ?? OPEN_TIMEOUT_MS, perMessageDeflate: false, ...target.tls?.options})
     if (onMessage !== undefined) socket.on('message', onMessage)
     let settled = false
     const fail = (error: Error) => {
@@ -96,6 +98,8 @@ function openSocketOnce(target: PulsarTarget, displayUrl: string, path: string, 
       response.on('error', () => fail(upgradeError(response.statusCode ?? 0, body, target, displayUrl, what)))
     })
     socket.once('error', (error: Error) => {
+      const handshake = tlsFailureReason(error, target.tls)
+      if (handshake !== undefined) return fail(new ConnectionError(`cannot ${what}: the Pulsar WebSocket API of ${displayUrl}: ${handshake}`, error, 'tls'))
       const code = (error as NodeJS.ErrnoException).code
       const reason = code === 'ECONNREFUSED' ? 'connection refused' : scrubSecrets(describeError(error), target.secrets)
       fail(new ConnectionError(`cannot ${what}: the Pulsar WebSocket API of ${displayUrl} is unreachable (${reason})`, error))
@@ -107,7 +111,8 @@ function upgradeError(status: number, body: string, target: PulsarTarget, displa
   // Jetty answers with an HTML error page; the reason is in its <title> or first line.
   const text = /<title>([^<]*)<\/title>/i.exec(body)?.[1] ?? /<p>([^<]*)<\/p>/i.exec(body)?.[1] ?? body.split('\n')[0]
   const reason = scrubSecrets(text.replace(/\s+/g, ' ').trim().slice(0, 300), target.secrets) || `HTTP ${status}`
-  if (status === 401 || status === 403) return new ConnectionError(`cannot ${what} on ${displayUrl}: the broker refused the credentials (HTTP ${status}: ${reason})`)
+  const refusal = pulsarRefusal(status, reason, what, displayUrl, target.token !== undefined)
+  if (refusal !== undefined) return refusal
   if (status === 409) return new ConsumerBusyError(`cannot ${what} on ${displayUrl}: ${reason}`)
   if (status === 404) return new BqError(`cannot ${what} on ${displayUrl}: HTTP 404 (is webSocketServiceEnabled=true on the broker?) ${reason}`)
   if (NOT_READY_STATUSES.has(status)) return new NotReadyUpgrade(status, reason)

@@ -12,7 +12,7 @@ import {rabbitPublishOptions} from './binding.js'
 import {rabbitHeadersFor} from './app-headers.js'
 import {BYPASS_MARKER_VALUE} from '../shared/native-values.js'
 import {REPLAY_BYPASS_HEADER} from '../../envelope/fields.js'
-import {BqError, ConnectionError, QueueNotFoundError, UsageError, describeError} from '../../errors.js'
+import {AuthError, BqError, ConnectionError, QueueNotFoundError, UsageError, describeError} from '../../errors.js'
 import type {BrokerAdapter, BrokerMessage, BrowseOptions, Capabilities, DeliveryCost, DrainOptions, DrainSession, ListedQueue, OutgoingMessage} from '../adapter.js'
 import {rabbitmqBinding} from './binding.js'
 import {RabbitDrainSession, type DrainTuning} from './drain.js'
@@ -22,6 +22,7 @@ import {AdapterBase} from '../shared/adapter-base.js'
 import {SerialLock} from '../shared/serial-lock.js'
 import {
   AMQP_NOT_FOUND,
+  accessRefusal,
   amqpCode,
   brokerReason,
   checkQueueName,
@@ -336,7 +337,13 @@ export class RabbitAdapter extends AdapterBase<RabbitDrainSession> {
   private async queueFacts(queue: string, connection: ChannelModel = this.connection): Promise<QueueFacts | undefined> {
     const known = this.facts.get(queue)
     if (known !== undefined) return known
-    const facts = await probeQueue(connection, queue)
+    let facts: QueueFacts | undefined
+    try {
+      facts = await probeQueue(connection, queue)
+    } catch (error) {
+      // The probe re-declares the queue: a refusal here is the configure permission's.
+      throw this.mapError(`inspect queue "${queue}"`, error)
+    }
     if (facts !== undefined) this.facts.set(queue, facts)
     return facts
   }
@@ -484,6 +491,9 @@ export class RabbitAdapter extends AdapterBase<RabbitDrainSession> {
 
   /** Every failure leaves as one BqError line; a dead connection is a ConnectionError (exit 4). */
   private mapError(action: string, error: unknown): BqError {
+    if (error instanceof AuthError) return error
+    const refusal = accessRefusal(brokerReason(error), action, this.displayUrl, permissionFor(action))
+    if (refusal !== undefined) return refusal
     if (error instanceof BqError) return error
     if (this.lost !== undefined) return this.lost
     return new BqError(`RabbitMQ could not ${action} on ${this.displayUrl}: ${brokerReason(error)}`, {cause: error})
@@ -491,6 +501,14 @@ export class RabbitAdapter extends AdapterBase<RabbitDrainSession> {
 }
 
 class NotFound extends Error {}
+
+/** The permission the AMQP method behind an action needs, for brokers whose refusal does not say (3.10). */
+function permissionFor(action: string): 'configure' | 'write' | 'read' | undefined {
+  if (/^(declare|inspect)/.test(action)) return 'configure'
+  if (/^publish/.test(action)) return 'write'
+  if (/^(browse|drain)/.test(action)) return 'read'
+  return undefined
+}
 
 /** The registry's entry point: connects (failing fast with a ConnectionError) and returns the adapter. */
 export async function createRabbitAdapter(url: URL, displayUrl: string, options: RabbitAdapterOptions = {}): Promise<BrokerAdapter> {

@@ -9,9 +9,10 @@ import {rabbitNativeFields} from './binding.js'
 import {rabbitAppHeaders} from './app-headers.js'
 import {carried, epochMillis, nativeText, nonNegativeInt} from '../shared/native-values.js'
 import type {NativeFields} from '../../envelope/fields.js'
-import {BqError, ConnectionError, describeError} from '../../errors.js'
+import {AuthError, BqError, ConnectionError, describeError} from '../../errors.js'
 import type {BrokerMessage} from '../adapter.js'
 import {scrubSecrets} from '../shared/redact.js'
+import {TLS_PARAMS, type TlsSettings, parseTlsParams, tlsFailureReason} from '../shared/tls.js'
 
 /** AMQP reply codes bq reacts to. */
 export const AMQP_NOT_FOUND = 404
@@ -41,22 +42,42 @@ export function brokerReason(error: unknown): string {
   return (quoted ? quoted[1] : text).replace(/\s+/g, ' ').trim()
 }
 
+/**
+ * The TLS settings of an amqps:// URL (shared/tls.ts: ca, cert, key, servername, insecure);
+ * undefined for amqp://, where those options are refused.
+ */
+export function rabbitTls(url: URL, displayUrl: string): TlsSettings | undefined {
+  return parseTlsParams(url.searchParams, displayUrl, {tls: url.protocol === 'amqps:', host: url.hostname.replace(/^\[(.*)\]$/, '$1'), tlsHint: 'amqps://'})
+}
+
 /** Connects with Nagle off (amqplib leaves it on, which stalls every round trip by ~40 ms). */
 export async function connectRabbit(url: URL, displayUrl: string, purpose: string, connectTimeoutMs = 10_000): Promise<ChannelModel> {
+  const tls = rabbitTls(url, displayUrl)
+  // The TLS options are bq's (socket options below), not amqplib's URL parameters.
+  const amqpUrl = new URL(url.href)
+  for (const name of TLS_PARAMS) amqpUrl.searchParams.delete(name)
   let connection: ChannelModel
+  // amqplib sets the TLS server name to the host even when it is an IP address, which Node ignores
+  // (it checks the certificate against the address) but warns about (DEP0123) on stderr: silenced
+  // for the synchronous part of connect, where tls.connect runs.
+  const quiet = process.noDeprecation
+  if (tls !== undefined && tls.options.servername === undefined) process.noDeprecation = true
   try {
-    connection = await amqp.connect(url.href, {
-      noDelay: true,
-      timeout: connectTimeoutMs,
-      // The pid tells an operator (and `rabbitmqctl list_connections client_properties`) whose connection it is.
-      clientProperties: {connection_name: `bq ${purpose} (pid ${process.pid})`},
-    })
+    let connecting: Promise<ChannelModel>
+    try {
+      connecting = amqp.connect(amqpUrl.href, {
+        ...tls?.options,
+        noDelay: true,
+        timeout: connectTimeoutMs,
+        // The pid tells an operator (and `rabbitmqctl list_connections client_properties`) whose connection it is.
+        clientProperties: {connection_name: `bq ${purpose} (pid ${process.pid})`},
+      })
+    } finally {
+      process.noDeprecation = quiet
+    }
+    connection = await connecting
   } catch (error) {
-    // amqplib's messages do not echo the password, but scrub it anyway: a URL-encoded or raw
-    // secret must never reach a terminal.
-    const secrets = [url.password, safeDecode(url.password)]
-    const reason = scrubSecrets(connectFailureReason(error, url), secrets)
-    throw new ConnectionError(`cannot connect to RabbitMQ at ${displayUrl}: ${reason}`, error)
+    throw connectFailure(error, url, displayUrl, tls)
   }
   // A connection-level failure is also reported by 'close' (with the error), which the owners
   // watch; this listener only keeps an 'error' event from being unhandled.
@@ -107,14 +128,47 @@ function settleWithin(emitter: NodeJS.EventEmitter, closing: Promise<unknown>, o
   })
 }
 
-function connectFailureReason(error: unknown, url: URL): string {
-  const code = amqpCode(error)
-  const errno = (error as NodeJS.ErrnoException | undefined)?.code
-  if (code === AMQP_ACCESS_REFUSED || /ACCESS[-_]REFUSED/.test(describeError(error))) return 'the broker refused the credentials (ACCESS_REFUSED)'
+/**
+ * Why the connection did not open, as the error that says so: refused credentials (exit 6,
+ * naming the user, never the password), a vhost the user may not open (exit 6, naming it), a
+ * failed TLS handshake (exit 4, naming the option that fixes it), anything else exit 4.
+ * amqplib's messages do not echo the password, but every message is scrubbed anyway: a
+ * URL-encoded or raw secret must never reach a terminal.
+ */
+function connectFailure(error: unknown, url: URL, displayUrl: string, tls: TlsSettings | undefined): BqError {
+  const secrets = [url.password, safeDecode(url.password)]
+  const text = describeError(error)
+  const user = url.username === '' ? 'guest' : safeDecode(url.username)
+  if (amqpCode(error) === AMQP_ACCESS_REFUSED || /ACCESS[-_]REFUSED/.test(text)) {
+    return new AuthError(`RabbitMQ at ${displayUrl} refused the login of user "${user}": wrong user name or password (ACCESS_REFUSED)`, 'auth', error)
+  }
   // RabbitMQ closes the handshake at connection.open for an unknown or forbidden vhost.
-  if ((/NOT[-_]ALLOWED/.test(describeError(error)) && /vhost/i.test(describeError(error))) || /Expected ConnectionOpenOk/.test(describeError(error))) return `vhost "${vhostOf(url)}" does not exist or the user has no access to it (create it, or grant access: rabbitmqctl set_permissions -p VHOST USER ".*" ".*" ".*")`
-  if (typeof errno === 'string') return `${errno} (${describeError(error)})`
-  return brokerReason(error)
+  if ((/NOT[-_]ALLOWED/.test(text) && /vhost/i.test(text)) || /Expected ConnectionOpenOk/.test(text)) {
+    return new AuthError(`RabbitMQ at ${displayUrl} refused vhost "${vhostOf(url)}" to user "${user}": it does not exist or the user has no permissions there (create it, or grant access: rabbitmqctl set_permissions -p VHOST USER CONFIGURE WRITE READ)`, 'permission', error)
+  }
+  const handshake = url.protocol === 'amqps:' ? tlsFailureReason(error, tls) : undefined
+  if (handshake !== undefined) return new ConnectionError(`cannot connect to RabbitMQ at ${displayUrl}: ${handshake}`, error, 'tls')
+  const errno = (error as NodeJS.ErrnoException | undefined)?.code
+  const reason = typeof errno === 'string' ? `${errno} (${text})` : brokerReason(error)
+  return new ConnectionError(`cannot connect to RabbitMQ at ${displayUrl}: ${scrubSecrets(reason, secrets)}`, error)
+}
+
+/**
+ * RabbitMQ's ACCESS_REFUSED on a queue or exchange as a permission error (exit 6) naming the
+ * resource and the permission kind; undefined for anything else. `reason` is the broker's text
+ * (brokerReason): newer brokers name the kind (`configure access to queue 'q' in vhost 'v'
+ * refused for user 'u'`), 3.10 does not (`access to queue 'q' …`), so `kind` says which one
+ * the refused operation needs (queue.declare: configure, basic.publish: write, basic.consume: read).
+ */
+export function accessRefusal(reason: string, action: string, displayUrl: string, kind?: 'configure' | 'write' | 'read'): AuthError | undefined {
+  if (!/ACCESS[-_]REFUSED/.test(reason)) return undefined
+  const parts = /(?:(configure|write|read) )?access to (queue|exchange) '([^']*)' in vhost '([^']*)' refused for user '([^']*)'/.exec(reason)
+  if (parts === null) return new AuthError(`RabbitMQ refused to ${action} on ${displayUrl}: ${reason}`, 'permission')
+  const [, named, type, name, vhost, user] = parts
+  const needed = named ?? kind
+  const permission = needed === undefined ? 'permission' : `${needed} permission`
+  const regex = needed === undefined ? 'configure, write or read regex' : `${needed} regex`
+  return new AuthError(`RabbitMQ refused to ${action} on ${displayUrl}: user "${user}" has no ${permission} on ${type} "${name}" in vhost "${vhost}" (its ${regex} must match that name; see rabbitmqctl list_user_permissions ${user}) [${reason}]`, 'permission')
 }
 
 /** The virtual host an amqp:// URL names: its path without the first slash, "/" when empty. */

@@ -1,5 +1,5 @@
-/** Service Bus SDK failures as one-line bq errors; unreachable namespaces and refused credentials exit 4. */
-import {BqError, ConnectionError, QueueNotFoundError, describeError} from '../../errors.js'
+/** Service Bus SDK failures as one-line bq errors; unreachable namespaces exit 4, refused credentials 6. */
+import {AuthError, BqError, ConnectionError, QueueNotFoundError, describeError} from '../../errors.js'
 import {scrubSecrets} from '../shared/redact.js'
 
 const CONNECTION_CODES = new Set(['ServiceCommunicationProblem', 'UnauthorizedAccess', 'ServiceTimeout', 'ServiceBusy'])
@@ -33,7 +33,8 @@ export function wrapServiceBusError(action: string, displayUrl: string, thrown: 
   const error = innermost(thrown)
   const code = serviceBusCode(error)
   const reason = scrubSecrets(describeError(error), secrets)
-  if (code === 'UnauthorizedAccess') return new ConnectionError(`Service Bus at ${displayUrl} refused the credentials (could not ${action}): ${reason}`, error)
+  // A wrong key or SAS token, or one without the claim (Send, Listen, Manage) the action needs: not worth a retry.
+  if (code === 'UnauthorizedAccess') return new AuthError(`Service Bus at ${displayUrl} refused the credentials (could not ${action}): ${reason}`, /claim|Listen|Send|Manage/i.test(reason) ? 'permission' : 'auth', error)
   if ((code !== undefined && (CONNECTION_CODES.has(code) || SOCKET_CODES.has(code))) || /ECONNREFUSED|ENOTFOUND|getaddrinfo|socket|connection.*(closed|lost|refused)|error occurred on the AMQP connection/i.test(reason)) {
     return new ConnectionError(`cannot reach Service Bus at ${displayUrl} (could not ${action}): ${reason}`, error)
   }

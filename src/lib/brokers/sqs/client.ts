@@ -12,7 +12,8 @@ import {
   type SQSClientConfig,
 } from '@aws-sdk/client-sqs'
 
-import {BqError, ConnectionError, QueueNotFoundError, UsageError, describeError} from '../../errors.js'
+import {AuthError, BqError, ConnectionError, QueueNotFoundError, UsageError, describeError} from '../../errors.js'
+import {tlsFailureReason} from '../shared/tls.js'
 import {isFifoQueue, type SqsTarget} from './url.js'
 
 /**
@@ -40,7 +41,7 @@ export function createSqsClient(target: SqsTarget): SQSClient {
       requestTimeout: target.timeouts === undefined ? REQUEST_TIMEOUT_MS : target.timeouts.operationMs + RECEIVE_WAIT_MS,
       throwOnRequestTimeout: true,
       httpAgent: {keepAlive: true, maxSockets: MAX_SOCKETS},
-      httpsAgent: {keepAlive: true, maxSockets: MAX_SOCKETS},
+      httpsAgent: {keepAlive: true, maxSockets: MAX_SOCKETS, ...target.tls?.options},
     },
   }
   if (target.region !== '') config.region = target.region
@@ -58,6 +59,8 @@ interface SdkError {
   $metadata?: {httpStatusCode?: number}
 }
 
+/** SQS's answers for credentials it does not accept (exit 6 'auth'); the rest of AUTH_ERRORS are permissions. */
+const CREDENTIAL_ERRORS = new Set(['InvalidClientTokenId', 'SignatureDoesNotMatch', 'UnrecognizedClientException', 'ExpiredToken', 'ExpiredTokenException', 'InvalidSecurity', 'MissingAuthenticationToken', 'IncompleteSignature'])
 const AUTH_ERRORS = new Set([
   'InvalidClientTokenId',
   'SignatureDoesNotMatch',
@@ -93,7 +96,12 @@ export function sqsError(what: string, error: unknown, where: string): BqError {
   if (/region is missing/i.test(message)) {
     return new UsageError(`no AWS region for ${where}: name it in the URL (sqs://us-east-1) or set AWS_REGION`)
   }
-  if (AUTH_ERRORS.has(name)) return new ConnectionError(`${where} refused the AWS credentials (could not ${what}): ${name}: ${message}`, error)
+  if (AUTH_ERRORS.has(name)) {
+    if (CREDENTIAL_ERRORS.has(name)) return new AuthError(`${where} refused the AWS credentials (could not ${what}): ${name}: ${message}`, 'auth', error)
+    return new AuthError(`${where} refused permission to ${what} (${name}: ${message}); the IAM policy of these credentials must allow it`, 'permission', error)
+  }
+  const handshake = tlsFailureReason(error)
+  if (handshake !== undefined) return new ConnectionError(`cannot reach ${where} (could not ${what}): ${handshake}`, error, 'tls')
   if ((e.code !== undefined && NETWORK_CODES.has(e.code)) || name === 'TimeoutError' || name === 'RequestTimeout' || name === 'AbortError') {
     return new ConnectionError(`cannot reach ${where} (could not ${what}): ${networkReason(e.code, message)}`, error)
   }

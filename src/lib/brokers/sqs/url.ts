@@ -7,6 +7,7 @@
  */
 import {UsageError} from '../../errors.js'
 import type {Timeouts} from '../shared/timeouts.js'
+import {TLS_PARAMS, type TlsSettings, parseTlsParams} from '../shared/tls.js'
 
 export interface SqsTarget {
   /** Empty: the SDK resolves the region itself (AWS_REGION, the profile). */
@@ -19,6 +20,8 @@ export interface SqsTarget {
   group?: string
   /** Seconds a receive hides a message from other consumers; bq extends it while it holds the message. */
   visibilitySeconds: number
+  /** The shared TLS options (ca, cert, key, servername, insecure) for an https:// endpoint. */
+  tls?: TlsSettings
   /** A named profile from the shared AWS config files. */
   profile?: string
   /** Connect and request timeouts (--timeout); the registry sets them, absent in tests that build a target by hand. */
@@ -33,7 +36,7 @@ export const DEFAULT_VISIBILITY_SECONDS = 30
 /** SQS's maximum visibility timeout (12 hours). */
 const MAX_VISIBILITY_SECONDS = 43_200
 
-const KNOWN = new Set(['endpoint', 'account', 'group', 'visibility', 'profile'])
+const KNOWN = new Set(['endpoint', 'account', 'group', 'visibility', 'profile', ...TLS_PARAMS])
 
 export function parseSqsUrl(url: URL, displayUrl: string): SqsTarget {
   if (url.username !== '' || url.password !== '') {
@@ -63,6 +66,10 @@ export function parseSqsUrl(url: URL, displayUrl: string): SqsTarget {
     if (parsed.username !== '' || parsed.password !== '') throw new UsageError(`${displayUrl}: the endpoint URL must not carry credentials`)
     target.endpoint = parsed.origin + (parsed.pathname === '/' ? '' : parsed.pathname)
   }
+  // TLS options are for an endpoint bq is told about (a proxy, LocalStack behind TLS); AWS's own endpoints need none.
+  const endpointUrl = target.endpoint === undefined ? undefined : new URL(target.endpoint)
+  const tls = parseTlsParams(params, displayUrl, {tls: endpointUrl?.protocol === 'https:', host: endpointUrl?.hostname.replace(/^\[(.*)\]$/, '$1') ?? '', tlsHint: 'endpoint=https://HOST'})
+  if (tls !== undefined) target.tls = tls
   const account = single(params, 'account', displayUrl)
   if (account !== undefined) {
     if (!/^\d{12}$/.test(account)) throw new UsageError(`${displayUrl}: account must be a 12-digit AWS account id`)
