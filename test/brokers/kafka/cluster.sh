@@ -201,7 +201,16 @@ cmd_start() {
   local n started=()
   link_jars
   write_tools_config
-  for n in "${NODES[@]}"; do node_pid "$n" >/dev/null || { launch "$n"; started+=("$n"); }; done
+  for n in "${NODES[@]}"; do node_pid "$n" >/dev/null || started+=("$n"); done
+  # First start: the three formats at once (each is a JVM of its own).
+  if [[ ! -f $STATE/cluster-id ]]; then
+    mkdir -p "$STATE"
+    tool kafka.tools.StorageTool random-uuid 2>/dev/null | tail -n 1 >"$STATE/cluster-id"
+  fi
+  local pids=()
+  for n in "${started[@]}"; do { write_config "$n" && format_node "$n"; } & pids+=($!); done
+  for n in "${pids[@]}"; do wait "$n" || die "formatting a node failed"; done
+  for n in "${started[@]}"; do launch "$n"; done
   if ((${#started[@]} == 0)) && [[ $(listed_nodes || true) == "1 2 3 " ]]; then say "already running ($(bootstrap))"; return 0; fi
   local t0=$SECONDS
   wait_listed "${NODES[@]}"

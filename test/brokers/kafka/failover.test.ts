@@ -35,8 +35,8 @@ import {census, seed} from '../../suites/crash-suite.js'
 
 const {Kafka, logLevel} = kafkajs
 const script = path.join(repoRoot, 'test', 'brokers', 'kafka', 'cluster.sh')
-/** Enough dead letters that a kill at a tenth of them lands mid-run. */
-const REDRIVE_MESSAGES = 8000
+/** Enough dead letters that a kill at a fifth of them (about 1.5 s in) lands mid-run. */
+const REDRIVE_MESSAGES = 5000
 const PUBLISH_MESSAGES = 20_000
 /** (d): a short operation timeout, so giving up is quick; still longer than this cluster's election (about 3 s). */
 const SHORT_TIMEOUT_S = 8
@@ -157,8 +157,9 @@ async function createTopics(topics: string[]): Promise<void> {
 }
 
 /**
- * Starts bq, SIGKILLs the nodes `victims` names once `threshold` records reached `watched`, waits
- * for bq, then restarts the nodes and waits until every replica is in sync again.
+ * Starts bq, SIGKILLs the nodes `victims` names once `threshold` records reached `watched`, and
+ * waits for bq. `restarted` then starts the nodes again and waits until every replica is in sync
+ * (the census runs meanwhile, on the nodes left).
  */
 async function killMidRun(args: string[], watched: string, threshold: number, victims: () => Promise<number[]>, insync: string[]) {
   const started = Date.now()
@@ -179,11 +180,14 @@ async function killMidRun(args: string[], watched: string, threshold: number, vi
   const killed = Date.now()
   const result = await run.done
   const endedAfterKillMs = Date.now() - killed
+  return {result, nodes, killedAtMs: at, endedAfterKillMs, restarted: () => restartNodes(nodes, insync)}
+}
+
+async function restartNodes(nodes: number[], insync: string[]): Promise<void> {
   const back = Date.now()
-  for (const node of nodes) await cluster('restart', String(node))
+  await Promise.all(nodes.map((node) => cluster('restart', String(node))))
   await waitInSync(insync)
   timings.push(`node(s) ${nodes.join('+')} back in sync ${((Date.now() - back) / 1000).toFixed(1)} s`)
-  return {result, nodes, killedAtMs: at, endedAfterKillMs}
 }
 
 const redriveArgs = (queue: string, extra: string[] = []) => ['dlq', 'redrive', queue, '--yes', '--json', '-b', url(), ...extra]
@@ -213,22 +217,28 @@ async function seeded(prefix: string): Promise<{queue: string; dlq: string; ids:
 }
 
 describe('Kafka failover (three KRaft nodes, replication factor 3, min.insync.replicas=2)', () => {
+  /** (a), (b): a redrive of a fresh DLQ with one node killed mid-run; nodes restarted while the census runs. */
+  const redriveRidesThrough = async (t: TestContext, prefix: string, victim: (queue: string, dlq: string) => Promise<number>, what: string) => {
+    const {queue, dlq, ids} = await seeded(prefix)
+    const run = await killMidRun(redriveArgs(dlq), queue, REDRIVE_MESSAGES / 5, async () => [await victim(queue, dlq)], [queue, dlq])
+    const restarting = run.restarted()
+    try {
+      t.diagnostic(`killed node ${run.nodes.join(', ')} (${what}) ${run.killedAtMs} ms into the redrive; bq exited ${run.result.code} ${run.endedAfterKillMs} ms after the kill`)
+      assert.equal(run.result.code, 0, run.result.stderr + run.result.stdout.slice(0, 1000))
+      await assertCensus(t, queue, ids, possibleDuplicates(run.result))
+    } finally {
+      await restarting
+    }
+  }
+
   test(`(a) the target partition's leader SIGKILLed mid-redrive of ${REDRIVE_MESSAGES}: exit 0, nothing lost, duplicates only as reported`, {timeout: 200_000}, async (t) => {
     if (!clusterUp(t)) return
-    const {queue, dlq, ids} = await seeded('failover-leader')
-    const run = await killMidRun(redriveArgs(dlq), queue, REDRIVE_MESSAGES / 10, async () => [await leaderOf(queue)], [queue, dlq])
-    t.diagnostic(`killed node ${run.nodes.join(', ')} ${run.killedAtMs} ms into the redrive; bq exited ${run.result.code} ${run.endedAfterKillMs} ms after the kill`)
-    assert.equal(run.result.code, 0, run.result.stderr + run.result.stdout.slice(0, 1000))
-    await assertCensus(t, queue, ids, possibleDuplicates(run.result))
+    await redriveRidesThrough(t, 'failover-leader', (queue) => leaderOf(queue), 'leader of the target partition')
   })
 
   test(`(b) the coordinator of the redrive lock group SIGKILLed mid-redrive of ${REDRIVE_MESSAGES}: exit 0, nothing lost, duplicates only as reported`, {timeout: 200_000}, async (t) => {
     if (!clusterUp(t)) return
-    const {queue, dlq, ids} = await seeded('failover-coord')
-    const run = await killMidRun(redriveArgs(dlq), queue, REDRIVE_MESSAGES / 10, async () => [await coordinatorOf(leaseGroup(dlq))], [queue, dlq])
-    t.diagnostic(`killed node ${run.nodes.join(', ')} (coordinator of ${leaseGroup(dlq)}) ${run.killedAtMs} ms into the redrive; bq exited ${run.result.code} ${run.endedAfterKillMs} ms after the kill`)
-    assert.equal(run.result.code, 0, run.result.stderr + run.result.stdout.slice(0, 1000))
-    await assertCensus(t, queue, ids, possibleDuplicates(run.result))
+    await redriveRidesThrough(t, 'failover-coord', (_queue, dlq) => coordinatorOf(leaseGroup(dlq)), 'coordinator of the lock group')
   })
 
   test(`(c) the target partition's leader SIGKILLed mid-publish of ${PUBLISH_MESSAGES}: exit 0, every id stored, none twice`, {timeout: 200_000}, async (t) => {
@@ -237,11 +247,16 @@ describe('Kafka failover (three KRaft nodes, replication factor 3, min.insync.re
     await createTopics([queue])
     const args = ['publish', 'urn:babel:orders:created', '-q', queue, '-d', '{"order_id":1}', '--count', String(PUBLISH_MESSAGES), '--json', '-b', url()]
     const run = await killMidRun(args, queue, PUBLISH_MESSAGES / 10, async () => [await leaderOf(queue)], [queue])
-    t.diagnostic(`killed node ${run.nodes.join(', ')} ${run.killedAtMs} ms into the publish; bq exited ${run.result.code} ${run.endedAfterKillMs} ms after the kill`)
-    assert.equal(run.result.code, 0, run.result.stderr + run.result.stdout.slice(0, 1000))
-    const ids = new Set(((jsonOutput(run.result.stdout).result as {ids?: string[]} | undefined)?.ids) ?? [])
-    assert.equal(ids.size, PUBLISH_MESSAGES)
-    await assertCensus(t, queue, ids, 0)
+    const restarting = run.restarted()
+    try {
+      t.diagnostic(`killed node ${run.nodes.join(', ')} ${run.killedAtMs} ms into the publish; bq exited ${run.result.code} ${run.endedAfterKillMs} ms after the kill`)
+      assert.equal(run.result.code, 0, run.result.stderr + run.result.stdout.slice(0, 1000))
+      const ids = new Set(((jsonOutput(run.result.stdout).result as {ids?: string[]} | undefined)?.ids) ?? [])
+      assert.equal(ids.size, PUBLISH_MESSAGES)
+      await assertCensus(t, queue, ids, 0)
+    } finally {
+      await restarting
+    }
   })
 
   test(`(d) two of three nodes SIGKILLed mid-redrive: exit 4 with the report within --timeout ${SHORT_TIMEOUT_S}, nothing lost; a rerun after the restart finishes`, {timeout: 200_000}, async (t) => {
@@ -251,24 +266,31 @@ describe('Kafka failover (three KRaft nodes, replication factor 3, min.insync.re
       const leader = await leaderOf(queue)
       return [leader, [1, 2, 3].find((node) => node !== leader)!]
     }
-    const run = await killMidRun(redriveArgs(dlq, ['--timeout', String(SHORT_TIMEOUT_S)]), queue, REDRIVE_MESSAGES / 10, victims, [queue, dlq])
+    const run = await killMidRun(redriveArgs(dlq, ['--timeout', String(SHORT_TIMEOUT_S)]), queue, REDRIVE_MESSAGES / 5, victims, [queue, dlq])
     const {result} = run
-    t.diagnostic(`killed nodes ${run.nodes.join(', ')} ${run.killedAtMs} ms into the redrive; bq exited ${result.code} ${run.endedAfterKillMs} ms after the kill`)
-    assert.equal(result.code, 4, result.stderr + result.stdout.slice(0, 1000))
-    assert.ok(!hasStackTrace(result.stderr + result.stdout), `no stack trace: ${result.stderr}`)
-    const output = jsonOutput(result.stdout)
-    assert.equal(output.ok, false)
-    if (output.ok) return
-    assert.equal(output.error.code, 'connection', output.error.message)
-    assert.doesNotMatch(output.error.message, /\n/, 'one line')
-    const report = output.result as {counts?: {redriven?: number}; possible_duplicates?: number} | undefined
-    assert.ok(report !== undefined, `the error carries the report: ${result.stdout.slice(0, 500)}`)
-    // The operation in flight gets the timeout; the release and close after the loss a short grace each.
-    const bound = 2 * SHORT_TIMEOUT_S * 1000 + SLACK_MS
-    assert.ok(run.endedAfterKillMs < bound, `gave up ${run.endedAfterKillMs} ms after the kill (bound ${bound} ms)`)
-    t.diagnostic(`${output.error.message}; report: ${report.counts?.redriven ?? 0} moved, possible_duplicates ${report.possible_duplicates ?? 0}`)
-    const rerun = await startBq(redriveArgs(dlq), {timeoutMs: 180_000}).done
-    assert.equal(rerun.code, 0, rerun.stderr + rerun.stdout.slice(0, 1000))
-    await assertCensus(t, queue, ids, possibleDuplicates(result) + possibleDuplicates(rerun))
+    let restarted = false
+    try {
+      t.diagnostic(`killed nodes ${run.nodes.join(', ')} ${run.killedAtMs} ms into the redrive; bq exited ${result.code} ${run.endedAfterKillMs} ms after the kill`)
+      assert.equal(result.code, 4, result.stderr + result.stdout.slice(0, 1000))
+      assert.ok(!hasStackTrace(result.stderr + result.stdout), `no stack trace: ${result.stderr}`)
+      const output = jsonOutput(result.stdout)
+      assert.equal(output.ok, false)
+      if (output.ok) return
+      assert.equal(output.error.code, 'connection', output.error.message)
+      assert.doesNotMatch(output.error.message, /\n/, 'one line')
+      const report = output.result as {counts?: {redriven?: number}; possible_duplicates?: number} | undefined
+      assert.ok(report !== undefined, `the error carries the report: ${result.stdout.slice(0, 500)}`)
+      // The operation in flight gets the timeout; the release and close after the loss a short grace each.
+      const bound = 2 * SHORT_TIMEOUT_S * 1000 + SLACK_MS
+      assert.ok(run.endedAfterKillMs < bound, `gave up ${run.endedAfterKillMs} ms after the kill (bound ${bound} ms)`)
+      t.diagnostic(`${output.error.message}; report: ${report.counts?.redriven ?? 0} moved, possible_duplicates ${report.possible_duplicates ?? 0}`)
+      await run.restarted()
+      restarted = true
+      const rerun = await startBq(redriveArgs(dlq), {timeoutMs: 180_000}).done
+      assert.equal(rerun.code, 0, rerun.stderr + rerun.stdout.slice(0, 1000))
+      await assertCensus(t, queue, ids, possibleDuplicates(result) + possibleDuplicates(rerun))
+    } finally {
+      if (!restarted) await run.restarted()
+    }
   })
 })

@@ -71,8 +71,8 @@ export class IdempotentProducer {
   /** The send before this one (settled or not). */
   private tail: Promise<void> = Promise.resolve()
 
-  /** When this send stopped making progress (no batch written since), if it has. */
-  private stalledSince: number | undefined
+  /** When this send last made progress (started, or had a batch written). */
+  private stalledSince = 0
 
   constructor(
     private readonly wire: KafkaWire,
@@ -85,11 +85,9 @@ export class IdempotentProducer {
     return Math.min(MAX_ACK_TIMEOUT_MS, Math.max(1000, this.windowMs))
   }
 
-  /** The cluster has kept failing this send for the whole window. */
+  /** This send has made no progress for the whole window (the wait before the next retry included). */
   private windowClosed(wait: number): boolean {
-    const now = Date.now()
-    this.stalledSince ??= now
-    return now + wait - this.stalledSince >= Math.max(MIN_WINDOW_MS, this.windowMs)
+    return Date.now() + wait - this.stalledSince >= Math.max(MIN_WINDOW_MS, this.windowMs)
   }
 
   /**
@@ -111,7 +109,7 @@ export class IdempotentProducer {
       if (pending.length > 0) lanes.push({partition, pending, failures: 0})
     }
     if (lanes.length === 0) return
-    this.stalledSince = undefined
+    this.stalledSince = Date.now()
     try {
       const session = await this.open(topic)
       while (lanes.length > 0) {
@@ -206,7 +204,7 @@ export class IdempotentProducer {
           const {records} = lane.pending.shift()!
           this.sequences.set(key(topic, lane.partition), nextSequence(this.sequence(topic, lane.partition), records.length))
           lane.failures = 0
-          this.stalledSince = undefined
+          this.stalledSince = Date.now()
           confirmed(records.length)
           continue
         }
@@ -237,7 +235,7 @@ export class IdempotentProducer {
   /** The session's producer id and epoch, asked for once (any broker may answer). */
   private open(topic: string): Promise<ProducerSession> {
     this.session ??= (async () => {
-      this.stalledSince = undefined
+      this.stalledSince = Date.now()
       for (let attempt = 1; ; attempt++) {
         try {
           const leader = (await this.wire.layout(topic))?.find((entry) => entry.leader >= 0)?.leader

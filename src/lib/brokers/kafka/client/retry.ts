@@ -7,8 +7,9 @@
  * seconds (the controller fences it once its heartbeats stop). Until then the metadata still
  * names it: requests to it are refused, and the survivors answer NOT_LEADER_OR_FOLLOWER,
  * NOT_COORDINATOR or NOT_ENOUGH_REPLICAS. Each of those is retried with backoff and fresh
- * metadata (read from any broker still answering), as long as the cluster has been failing for
- * less than the operation timeout (--timeout); past it the last failure becomes exit 4.
+ * metadata (read from any broker still answering) while the operation, its retries included, is
+ * within the operation timeout (--timeout; a send of many batches: since its last progress);
+ * past it the last failure becomes exit 4.
  *
  * Retrying is safe for everything bq sends: reads and offset reads change nothing, an offset
  * commit of the same value is the same commit, and a produce is resent with the same producer
@@ -88,24 +89,23 @@ export function backoffMs(retry: number): number {
 }
 
 export interface RetryOptions {
-  /** How long the cluster may keep failing (from the first failure) before the failure stands. */
+  /** How long the operation may take, its retries included (from its first attempt), before a failure stands. */
   windowMs: number
   /** Before each retry: forget cached leaders or coordinators, read fresh metadata. Its own failure is ignored. */
   refresh?: (error: unknown) => Promise<void>
   retriable?: (error: unknown) => boolean
 }
 
-/** Runs `attempt` until it succeeds, fails for good, or the cluster has been failing for the whole window. */
+/** Runs `attempt` until it succeeds, fails for good, or the window (the operation timeout) has passed. */
 export async function retrying<T>(attempt: () => Promise<T>, options: RetryOptions): Promise<T> {
   const retriable = options.retriable ?? isRetriableFailure
-  let failingSince: number | undefined
+  const started = Date.now()
   for (let retry = 1; ; retry++) {
     try {
       return await attempt()
     } catch (error) {
-      failingSince ??= Date.now()
       const wait = backoffMs(retry)
-      if (!retriable(error) || Date.now() + wait - failingSince >= options.windowMs) throw new RetriesExhausted(error, Date.now() - failingSince, retriable(error))
+      if (!retriable(error) || Date.now() + wait - started >= options.windowMs) throw new RetriesExhausted(error, Date.now() - started, retriable(error))
       await sleep(wait)
       await options.refresh?.(error).catch(() => undefined)
     }
@@ -116,7 +116,7 @@ export async function retrying<T>(attempt: () => Promise<T>, options: RetryOptio
 export class RetriesExhausted extends Error {
   constructor(
     readonly last: unknown,
-    readonly failingMs: number,
+    readonly elapsedMs: number,
     readonly unavailable: boolean,
   ) {
     super((last as {message?: string} | undefined)?.message ?? String(last), {cause: last})
@@ -141,7 +141,7 @@ export function retryFailure(what: string, error: unknown, displayUrl: string, s
   if (!unavailable || isConnectionFailure(last)) return kafkaFailure(what, last, displayUrl, secrets)
   const type = kafkaErrorType(last)
   const message = scrubSecrets(rootCause(last).message ?? String(last), secrets)
-  const waited = error instanceof RetriesExhausted ? ` for ${secondsText(error.failingMs)}` : ''
+  const waited = error instanceof RetriesExhausted ? ` for ${secondsText(error.elapsedMs)}` : ''
   return new ConnectionError(`cannot ${what}: the Kafka cluster at ${displayUrl} stayed unavailable${waited} (${type === undefined ? '' : `${type}: `}${message}); set --timeout SECONDS to wait longer`, last)
 }
 

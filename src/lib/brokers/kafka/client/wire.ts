@@ -15,7 +15,7 @@ import kafkajs, {type Kafka, type KafkaConfig} from 'kafkajs'
 
 import {BqError} from '../../../errors.js'
 import {kafkaErrorType} from './errors.js'
-import {NoBrokerAnswered, retryFailure, retrying} from './retry.js'
+import {NoBrokerAnswered, isElectionAnswer, isLostBroker, retryFailure, retrying} from './retry.js'
 import type {KafkaTarget} from '../url.js'
 
 const {Kafka: KafkaClient, logLevel} = kafkajs
@@ -368,6 +368,7 @@ export class KafkaWire {
     try {
       return await retrying(request, {
         windowMs: this.windowMs,
+        retriable: (error) => this.retriable(error),
         refresh: async () => {
           if (topic !== undefined) this.layouts.delete(topic)
           if (groupId !== undefined) this.coordinators.delete(groupId)
@@ -377,6 +378,15 @@ export class KafkaWire {
     } catch (error) {
       throw retryFailure(what, error, this.displayUrl, this.secrets)
     }
+  }
+
+  /**
+   * A broker answer an election explains, always; a broker that does not answer, only in a
+   * cluster of several (another node can take its partitions over; a lone broker that is down
+   * or hung stays so, and waiting for it would only delay exit 4).
+   */
+  private retriable(error: unknown): boolean {
+    return isElectionAnswer(error) || (isLostBroker(error) && this.brokerIds.length > 1)
   }
 
   /** The partition's leader as bq knows it now (a reader's layout is from when it started; leaders move). */
