@@ -31,6 +31,8 @@ import type {KafkaDrainLease} from './lease.js'
 export const STATE_SOFT_LIMIT = 3000
 /** Never commit more metadata than this (Kafka's default cap is 4096). */
 export const STATE_HARD_LIMIT = 4000
+/** How many of this run's earlier commits per partition a failover's stale answer is recognised among. */
+const EARLIER_COMMITS = 64
 /** Estimated metadata cost of a record left between two finished runs (a new waiting run and done run). */
 const HOLE_COST = 8
 
@@ -56,6 +58,12 @@ export interface DrainPartition {
   committed: Committed
   /** A commit whose outcome is unknown (the request failed): the group may hold either. */
   attempted?: Committed
+  /**
+   * This run's latest earlier commits. Right after a coordinator failover, the new coordinator
+   * can answer with one of them for a moment (it serves what its replicas have confirmed, which
+   * may lag what the old one acknowledged): that is this run's own progress, not another run's.
+   */
+  earlier?: Committed[]
 }
 
 export interface KafkaDrainInit {
@@ -235,7 +243,7 @@ export class KafkaDrainSession implements DrainSession {
     const now = await client.groupOffsets(groupId, topic, entries.map((entry) => entry.partition))
     for (const entry of entries) {
       const held = now.get(entry.partition)
-      if (!same(held, entry.part.committed) && !same(held, entry.part.attempted)) {
+      if (!same(held, entry.part.committed) && !same(held, entry.part.attempted) && !(entry.part.earlier ?? []).some((known) => same(held, known))) {
         throw new BqError(
           `the redrive progress of topic ${topic} (consumer group ${groupId}) changed while this run was draining it: another redrive or a tool is working on the same topic. This run stopped; records it moved after its last commit may be moved again (at-least-once)`,
           {code: 'concurrent-drain'},
@@ -256,6 +264,7 @@ export class KafkaDrainSession implements DrainSession {
       }
     }
     for (const entry of sending) {
+      entry.part.earlier = [...(entry.part.earlier ?? []).slice(1 - EARLIER_COMMITS), entry.part.committed]
       entry.part.committed = entry.next
       entry.part.attempted = undefined
     }

@@ -50,18 +50,6 @@ const NEEDED_OPERATIONS: Array<{what: RegExp; topic: string; group?: string}> = 
   {what: /./, topic: 'Describe'},
 ]
 
-/** Broker answers that a short wait and a fresh look at the cluster usually fix. */
-export const TRANSIENT_TYPES = new Set([
-  'LEADER_NOT_AVAILABLE',
-  'NOT_LEADER_FOR_PARTITION',
-  'NOT_COORDINATOR_FOR_GROUP',
-  'GROUP_COORDINATOR_NOT_AVAILABLE',
-  'GROUP_LOAD_IN_PROGRESS',
-  'REQUEST_TIMED_OUT',
-  'FENCED_LEADER_EPOCH',
-  'UNKNOWN_LEADER_EPOCH',
-])
-
 /** The innermost kafkajs error (retry wrappers keep the real one as `cause`; aggregates list theirs). */
 export function rootCause(error: unknown): KafkaJsErrorLike {
   let current = error as KafkaJsErrorLike | undefined

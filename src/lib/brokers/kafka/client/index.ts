@@ -46,7 +46,8 @@ export async function connectKafka(target: KafkaTarget, displayUrl: string): Pro
   const kafka = createKafkaClient(target)
   let wire: KafkaWire
   try {
-    wire = await KafkaWire.connect(kafka, displayUrl, target.secrets)
+    // Requests ride through a leader election for as long as one operation may take (retry.ts).
+    wire = await KafkaWire.connect(kafka, displayUrl, target.secrets, target.timeouts?.operationMs)
   } catch (error) {
     throw connectFailure(error, displayUrl, target)
   }

@@ -14,7 +14,13 @@
  * in order, once it is written. So records keep their order per partition.
  *
  * What is retried: a partition not served yet or a moved leader (metadata refreshed), other
- * errors Kafka calls retriable, and a lost connection, each a bounded number of times. A batch
+ * errors Kafka calls retriable (NOT_ENOUGH_REPLICAS while the in-sync set shrinks after a crash),
+ * and a lost connection, for as long as the send has made no progress for less than the retry
+ * window (the operation timeout, retry.ts). A resend after a leader change cannot write a batch
+ * twice: acks=all means an acknowledged batch is on every in-sync replica, the new leader is one of
+ * them and rebuilt the producer's sequences from the log, so it answers the resend with
+ * DUPLICATE_SEQUENCE_NUMBER (or success without writing); a batch the old leader never
+ * replicated is cut from its log when it rejoins, and written once by the new one. A batch
  * the broker finds too large is split in two and the halves sent in order (nothing of it was
  * written, so they take its sequence numbers). Anything else (OUT_OF_ORDER_SEQUENCE_NUMBER for the
  * first batch in flight, an unknown producer id, an authorization error…) fails the send; the
@@ -23,12 +29,14 @@
  */
 import {BqError} from '../../../errors.js'
 import {kafkaErrorType, sleep} from './errors.js'
+import {backoffMs, isRetriableFailure} from './retry.js'
 import {encodeRecordBatch, type BatchRecord} from './batch-encoder.js'
 import {initProducerId, produce, protocolError, type PartitionBatch, type PartitionOutcome, type ProducerSession} from './produce-request.js'
 import type {KafkaWire} from './wire.js'
 
 const ACKS_ALL = -1
-const ACK_TIMEOUT_MS = 30_000
+/** How long the leader may wait for the in-sync replicas; never longer than the retry window. */
+const MAX_ACK_TIMEOUT_MS = 30_000
 /** Batches in flight per partition: Kafka's idempotence recognises a resend among the last five. */
 const IN_FLIGHT = 5
 const DUPLICATE_SEQUENCE_NUMBER = 46
@@ -36,11 +44,8 @@ const OUT_OF_ORDER_SEQUENCE_NUMBER = 45
 /** Errors that mean the partition is not served here (yet): nothing was written. */
 const NOT_READY = new Set(['UNKNOWN_TOPIC_OR_PARTITION', 'LEADER_NOT_AVAILABLE', 'NOT_LEADER_FOR_PARTITION', 'NOT_LEADER_OR_FOLLOWER'])
 const TOO_LARGE = new Set(['MESSAGE_TOO_LARGE', 'RECORD_LIST_TOO_LARGE'])
-/** Attempts per batch when the broker answered with a retriable error: about 10 s of backoff in all (a fresh topic's partitions take a moment to be served everywhere). */
-const ANSWERED_ATTEMPTS = 10
-/** Attempts per batch when no answer came at all (each may have waited for a timeout already). */
-const UNANSWERED_ATTEMPTS = 3
-const INIT_ATTEMPTS = 5
+/** A fresh topic's partitions take a moment to be served everywhere: retried at least this long whatever the window. */
+const MIN_WINDOW_MS = 10_000
 const MAX_SEQUENCE = 0x7fffffff
 
 /** One batch's records and, once encoded with its sequence, its bytes (resent byte for byte). */
@@ -53,11 +58,11 @@ interface Pending {
 interface Lane {
   partition: number
   pending: Pending[]
-  answeredFailures: number
-  unansweredFailures: number
+  /** Retries of its first batch since the lane last made progress. */
+  failures: number
 }
 
-type Verdict = {kind: 'written'} | {kind: 'split'} | {kind: 'retry'; refresh: boolean; answered: boolean; error: unknown} | {kind: 'fatal'; error: unknown}
+type Verdict = {kind: 'written'} | {kind: 'split'} | {kind: 'retry'; refresh: boolean; error: unknown} | {kind: 'fatal'; error: unknown}
 
 export class IdempotentProducer {
   private session: Promise<ProducerSession> | undefined
@@ -66,10 +71,24 @@ export class IdempotentProducer {
   /** The send before this one (settled or not). */
   private tail: Promise<void> = Promise.resolve()
 
+  /** When this send last made progress (started, or had a batch written). */
+  private stalledSince = 0
+
   constructor(
     private readonly wire: KafkaWire,
     private readonly displayUrl: string,
+    /** How long a send may go without progress while the cluster fails over (the operation timeout). */
+    private readonly windowMs = wire.windowMs,
   ) {}
+
+  private get ackTimeoutMs(): number {
+    return Math.min(MAX_ACK_TIMEOUT_MS, Math.max(1000, this.windowMs))
+  }
+
+  /** This send has made no progress for the whole window (the wait before the next retry included). */
+  private windowClosed(wait: number): boolean {
+    return Date.now() + wait - this.stalledSince >= Math.max(MIN_WINDOW_MS, this.windowMs)
+  }
 
   /**
    * Writes each partition's batches of records, in order, and resolves once every record is
@@ -87,9 +106,10 @@ export class IdempotentProducer {
     let lanes: Lane[] = []
     for (const [partition, batches] of partitions) {
       const pending = batches.filter((records) => records.length > 0).map((records): Pending => ({records}))
-      if (pending.length > 0) lanes.push({partition, pending, answeredFailures: 0, unansweredFailures: 0})
+      if (pending.length > 0) lanes.push({partition, pending, failures: 0})
     }
     if (lanes.length === 0) return
+    this.stalledSince = Date.now()
     try {
       const session = await this.open(topic)
       while (lanes.length > 0) {
@@ -114,7 +134,7 @@ export class IdempotentProducer {
     for (const lane of lanes) {
       const leader = layout?.find((entry) => entry.partition === lane.partition)?.leader
       if (leader === undefined || leader < 0) {
-        verdicts.set(lane, [{kind: 'retry', refresh: true, answered: true, error: protocolError(leader === undefined ? 3 : 5)}])
+        verdicts.set(lane, [{kind: 'retry', refresh: true, error: protocolError(leader === undefined ? 3 : 5)}])
         continue
       }
       verdicts.set(lane, [])
@@ -154,7 +174,7 @@ export class IdempotentProducer {
       })
       if (carried.length === 0) break
       answers.push(
-        produce(broker, topic, batches, ACKS_ALL, ACK_TIMEOUT_MS).then(
+        produce(broker, topic, batches, ACKS_ALL, this.ackTimeoutMs).then(
           (outcomes) => {
             for (const lane of carried) verdicts.get(lane)![j] = judge(outcomes.find((entry) => entry.partition === lane.partition), j)
           },
@@ -183,7 +203,8 @@ export class IdempotentProducer {
         if (verdict.kind === 'written') {
           const {records} = lane.pending.shift()!
           this.sequences.set(key(topic, lane.partition), nextSequence(this.sequence(topic, lane.partition), records.length))
-          lane.answeredFailures = lane.unansweredFailures = 0
+          lane.failures = 0
+          this.stalledSince = Date.now()
           confirmed(records.length)
           continue
         }
@@ -197,10 +218,10 @@ export class IdempotentProducer {
             lane.pending.splice(0, 1, {records: records.slice(0, half)}, {records: records.slice(half)})
           }
         } else if (verdict.kind === 'retry') {
-          const failures = verdict.answered ? ++lane.answeredFailures : ++lane.unansweredFailures
-          if (failures >= (verdict.answered ? ANSWERED_ATTEMPTS : UNANSWERED_ATTEMPTS)) failure ??= {error: verdict.error}
+          const wait = backoffMs(++lane.failures)
+          if (this.windowClosed(wait)) failure ??= {error: verdict.error}
           refresh ||= verdict.refresh
-          backoff = Math.max(backoff, Math.min(2000, 200 * failures))
+          backoff = Math.max(backoff, wait)
         } else {
           failure ??= {error: verdict.error}
         }
@@ -214,15 +235,17 @@ export class IdempotentProducer {
   /** The session's producer id and epoch, asked for once (any broker may answer). */
   private open(topic: string): Promise<ProducerSession> {
     this.session ??= (async () => {
+      this.stalledSince = Date.now()
       for (let attempt = 1; ; attempt++) {
         try {
           const leader = (await this.wire.layout(topic))?.find((entry) => entry.leader >= 0)?.leader
           if (leader === undefined) throw protocolError(5)
           return await initProducerId(await this.wire.broker(leader))
         } catch (error) {
-          const retriable = (error as {retriable?: boolean}).retriable === true || NOT_READY.has(kafkaErrorType(error) ?? '')
-          if (!retriable || attempt >= INIT_ATTEMPTS) throw error
-          await sleep(200 * attempt)
+          const retriable = (error as {retriable?: boolean}).retriable === true || NOT_READY.has(kafkaErrorType(error) ?? '') || isRetriableFailure(error)
+          const wait = backoffMs(attempt)
+          if (!retriable || this.windowClosed(wait)) throw error
+          await sleep(wait)
           await this.wire.refresh(topic)
         }
       }
@@ -251,7 +274,7 @@ function nextSequence(sequence: number, count: number): number {
 
 /** No answer: the batch may or may not be written; the same bytes again are safe either way. */
 function noAnswer(error: unknown): Verdict {
-  return unanswered(error) ? {kind: 'retry', refresh: true, answered: false, error} : {kind: 'fatal', error}
+  return unanswered(error) || isRetriableFailure(error) ? {kind: 'retry', refresh: true, error} : {kind: 'fatal', error}
 }
 
 /** A kafkajs failure to get an answer (connection, timeout, unknown broker) that a resend may cure. */
@@ -265,14 +288,14 @@ function unanswered(error: unknown): boolean {
  * Behind another batch, a gap in the sequence only means that one was not written (yet).
  */
 function judge(outcome: PartitionOutcome | undefined, position: number): Verdict {
-  if (outcome === undefined) return {kind: 'retry', refresh: true, answered: false, error: new Error('Kafka did not answer for the partition')}
+  if (outcome === undefined) return {kind: 'retry', refresh: true, error: new Error('Kafka did not answer for the partition')}
   const {errorCode} = outcome
   if (errorCode === 0 || errorCode === DUPLICATE_SEQUENCE_NUMBER) return {kind: 'written'}
   const error = protocolError(errorCode)
   const type = error.type ?? ''
   if (TOO_LARGE.has(type)) return {kind: 'split'}
-  if (NOT_READY.has(type)) return {kind: 'retry', refresh: true, answered: true, error}
-  if (errorCode === OUT_OF_ORDER_SEQUENCE_NUMBER && position > 0) return {kind: 'retry', refresh: false, answered: true, error}
-  if (error.retriable === true) return {kind: 'retry', refresh: true, answered: true, error}
+  if (NOT_READY.has(type)) return {kind: 'retry', refresh: true, error}
+  if (errorCode === OUT_OF_ORDER_SEQUENCE_NUMBER && position > 0) return {kind: 'retry', refresh: false, error}
+  if (error.retriable === true || isRetriableFailure(error)) return {kind: 'retry', refresh: true, error}
   return {kind: 'fatal', error}
 }

@@ -15,6 +15,7 @@ import {PartitionChooser} from './partitioner.js'
 import {IdempotentProducer} from './produce.js'
 import {protocolError} from './produce-request.js'
 import {recordSize} from './record-size.js'
+import {lastFailure, retryFailure, retrying} from './retry.js'
 import {DEFAULT_RULES, rulesFromConfig, timestampIsSafe, type TimestampRules} from '../timestamps.js'
 import type {KafkaTarget} from '../url.js'
 import type {KafkaMessage, KafkaWire} from './wire.js'
@@ -72,7 +73,7 @@ export class KafkaPublisher {
       }
       await this.producer.send(topic, partitions, (count) => (confirmed += count))
     } catch (error) {
-      const failure = kafkaFailure(`publish to topic ${topic}`, error, this.displayUrl, this.target.secrets)
+      const failure = retryFailure(`publish to topic ${topic}`, error, this.displayUrl, this.target.secrets)
       failure.message += ` (${confirmed} of ${messages.length} confirmed before the failure)`
       throw failure
     }
@@ -85,9 +86,10 @@ export class KafkaPublisher {
       const admin = await this.getAdmin()
       const replicationFactor = this.target.replication ?? Math.min(3, Math.max(1, await this.wire.brokerCount()))
       try {
-        await admin.createTopics({topics: [{topic, numPartitions: this.target.partitions, replicationFactor}], waitForLeaders: true})
+        // A retry after a lost answer finds the topic there: TOPIC_ALREADY_EXISTS, which is fine.
+        await retrying(() => admin.createTopics({topics: [{topic, numPartitions: this.target.partitions, replicationFactor}], waitForLeaders: true}), {windowMs: this.wire.windowMs})
       } catch (error) {
-        if (kafkaErrorType(error) !== 'TOPIC_ALREADY_EXISTS') throw kafkaFailure(`create topic ${topic}`, error, this.displayUrl, this.target.secrets)
+        if (kafkaErrorType(lastFailure(error)) !== 'TOPIC_ALREADY_EXISTS') throw retryFailure(`create topic ${topic}`, error, this.displayUrl, this.target.secrets)
       }
       this.wire.forget(topic)
       if ((await this.wire.layout(topic)) === undefined) throw new BqError(`topic ${topic} on ${this.displayUrl} was created but does not show in the cluster metadata`)
@@ -102,12 +104,12 @@ export class KafkaPublisher {
     let rules = DEFAULT_RULES
     try {
       const admin = await this.getAdmin()
-      const response = await admin.describeConfigs({resources: [{type: ConfigResourceTypes.TOPIC, name: topic, configNames: TIMESTAMP_CONFIGS}], includeSynonyms: false})
+      const response = await retrying(() => admin.describeConfigs({resources: [{type: ConfigResourceTypes.TOPIC, name: topic, configNames: TIMESTAMP_CONFIGS}], includeSynonyms: false}), {windowMs: this.wire.windowMs})
       const entries = response.resources[0]?.configEntries ?? []
       rules = rulesFromConfig(new Map(entries.map((entry) => [entry.configName, entry.configValue])))
     } catch (error) {
       // An ACL may forbid reading topic configuration: assume deletion after 7 days (the safe side).
-      if (!/AUTHORIZATION_FAILED/.test(kafkaErrorType(error) ?? '')) throw kafkaFailure(`read the configuration of topic ${topic}`, error, this.displayUrl, this.target.secrets)
+      if (!/AUTHORIZATION_FAILED/.test(kafkaErrorType(lastFailure(error)) ?? '')) throw retryFailure(`read the configuration of topic ${topic}`, error, this.displayUrl, this.target.secrets)
     }
     this.rules.set(topic, rules)
     return rules

@@ -14,7 +14,8 @@ import {createRequire} from 'node:module'
 import kafkajs, {type Kafka, type KafkaConfig} from 'kafkajs'
 
 import {BqError} from '../../../errors.js'
-import {TRANSIENT_TYPES, kafkaErrorType, kafkaFailure, sleep} from './errors.js'
+import {kafkaErrorType} from './errors.js'
+import {NoBrokerAnswered, isElectionAnswer, isLostBroker, retryFailure, retrying} from './retry.js'
 import type {KafkaTarget} from '../url.js'
 
 const {Kafka: KafkaClient, logLevel} = kafkajs
@@ -24,7 +25,8 @@ const requireCjs = createRequire(import.meta.url)
 const READ_COMMITTED = 1
 const EARLIEST = -2
 const LATEST = -1
-const ATTEMPTS = 6
+/** The retry window when the target names no timeouts: the default operation timeout. */
+const DEFAULT_WINDOW_MS = 30_000
 
 /** Record headers, bq's own type: a repeated name holds an array of values (one header each). */
 export type KafkaHeaders = Record<string, Buffer | string | Array<Buffer | string> | undefined>
@@ -168,12 +170,14 @@ export class KafkaWire {
     private readonly cluster: InternalCluster,
     readonly displayUrl: string,
     private readonly secrets: string[],
+    /** How long a request retries a leader election or moved coordinator (the operation timeout). */
+    readonly windowMs: number,
   ) {
     this.Batch = requireCjs('kafkajs/src/consumer/batch.js') as BatchClass
   }
 
   /** Builds the reading cluster from a kafkajs client and connects it (which authenticates). */
-  static async connect(kafka: Kafka, displayUrl: string, secrets: string[]): Promise<KafkaWire> {
+  static async connect(kafka: Kafka, displayUrl: string, secrets: string[], windowMs = DEFAULT_WINDOW_MS): Promise<KafkaWire> {
     const factorySymbol = Object.getOwnPropertySymbols(kafka).find((symbol) => symbol.description === 'private:Kafka:createCluster')
     const factory = factorySymbol === undefined ? undefined : (kafka as unknown as Record<symbol, unknown>)[factorySymbol]
     if (typeof factory !== 'function') {
@@ -184,7 +188,7 @@ export class KafkaWire {
     // The first request past the handshake: a broker that wants SASL (or refuses the user)
     // closes the connection here, and the caller still knows what the URL lacked (connectFailure).
     await cluster.refreshMetadata()
-    return new KafkaWire(cluster, displayUrl, secrets)
+    return new KafkaWire(cluster, displayUrl, secrets, windowMs)
   }
 
   async close(): Promise<void> {
@@ -195,18 +199,28 @@ export class KafkaWire {
   async layout(topic: string): Promise<PartitionLayout[] | undefined> {
     const known = this.layouts.get(topic)
     if (known !== undefined) return known
+    return this.run(`read the metadata of topic ${topic}`, () => this.layoutOnce(topic), topic)
+  }
+
+  /** A metadata answer from any broker; kafkajs answers null when every broker it asked failed. */
+  private async metadata(topics: string[]): Promise<Awaited<ReturnType<InternalCluster['metadata']>>> {
+    const metadata = (await this.cluster.metadata({topics})) as Awaited<ReturnType<InternalCluster['metadata']>> | null
+    if (metadata === null || metadata === undefined) throw new NoBrokerAnswered('no broker answered the metadata request')
+    return metadata
+  }
+
+  /** One metadata request for the topic (no retry: callers run inside `run`). */
+  private async layoutOnce(topic: string): Promise<PartitionLayout[] | undefined> {
     let layout: PartitionLayout[] | undefined
-    await this.run(`read the metadata of topic ${topic}`, async () => {
-      try {
-        const metadata = await this.cluster.metadata({topics: [topic]})
-        this.brokerIds = metadata.brokers.map((broker) => broker.nodeId)
-        const found = metadata.topicMetadata.find((entry) => entry.topic === topic)
-        layout = found?.partitionMetadata.map((p) => ({partition: p.partitionId, leader: p.leader})).sort((a, b) => a.partition - b.partition)
-      } catch (error) {
-        if (kafkaErrorType(error) !== 'UNKNOWN_TOPIC_OR_PARTITION') throw error
-        layout = undefined
-      }
-    })
+    try {
+      const metadata = await this.metadata([topic])
+      this.brokerIds = metadata.brokers.map((broker) => broker.nodeId)
+      const found = metadata.topicMetadata.find((entry) => entry.topic === topic)
+      layout = found?.partitionMetadata.map((p) => ({partition: p.partitionId, leader: p.leader})).sort((a, b) => a.partition - b.partition)
+    } catch (error) {
+      if (kafkaErrorType(error) !== 'UNKNOWN_TOPIC_OR_PARTITION') throw error
+      layout = undefined
+    }
     // A missing topic is not remembered: bq may create it a moment later.
     if (layout !== undefined && layout.length > 0) this.layouts.set(topic, layout)
     return layout === undefined || layout.length === 0 ? undefined : layout
@@ -214,14 +228,14 @@ export class KafkaWire {
 
   /** Every topic name in the cluster. */
   async topicNames(): Promise<string[]> {
-    return this.run('list topics', async () => (await this.cluster.metadata({topics: []})).topicMetadata.map((entry) => entry.topic))
+    return this.run('list topics', async () => (await this.metadata([])).topicMetadata.map((entry) => entry.topic))
   }
 
   /** How many brokers the cluster has (known after the first metadata request). */
   async brokerCount(): Promise<number> {
     if (this.brokerIds.length === 0) {
       await this.run('read the cluster metadata', async () => {
-        this.brokerIds = (await this.cluster.metadata({topics: []})).brokers.map((broker) => broker.nodeId)
+        this.brokerIds = (await this.metadata([])).brokers.map((broker) => broker.nodeId)
       })
     }
     return this.brokerIds.length
@@ -244,18 +258,18 @@ export class KafkaWire {
 
   /** Log start and last stable offset of every partition. */
   async watermarks(topic: string, layout: PartitionLayout[]): Promise<Map<number, Watermarks>> {
-    const result = new Map<number, Watermarks>()
-    for (const [leader, partitions] of byLeader(layout)) {
-      const [low, high] = await this.run(`read the offsets of topic ${topic}`, async () => {
+    return this.run(`read the offsets of topic ${topic}`, async () => {
+      const result = new Map<number, Watermarks>()
+      for (const [leader, partitions] of await this.currentLeaders(topic, layout)) {
         const broker = await this.cluster.findBroker({nodeId: leader})
         const ask = (timestamp: number) => broker.listOffsets({isolationLevel: READ_COMMITTED, topics: [{topic, partitions: partitions.map((partition) => ({partition, timestamp}))}]})
-        return [await ask(EARLIEST), await ask(LATEST)]
-      }, topic)
-      for (const partition of partitions) {
-        result.set(partition, {low: offsetOf(low.responses, topic, partition), high: offsetOf(high.responses, topic, partition)})
+        const [low, high] = [await ask(EARLIEST), await ask(LATEST)]
+        for (const partition of partitions) {
+          result.set(partition, {low: offsetOf(low.responses, topic, partition), high: offsetOf(high.responses, topic, partition)})
+        }
       }
-    }
-    return result
+      return result
+    }, topic)
   }
 
   /**
@@ -265,24 +279,24 @@ export class KafkaWire {
    * every later one.
    */
   async offsetsForTime(topic: string, layout: PartitionLayout[], at: number): Promise<Map<number, number | undefined>> {
-    const result = new Map<number, number | undefined>()
-    for (const [leader, partitions] of byLeader(layout)) {
-      const response = await this.run(`look up offsets by time in topic ${topic}`, async () => {
+    return this.run(`look up offsets by time in topic ${topic}`, async () => {
+      const result = new Map<number, number | undefined>()
+      for (const [leader, partitions] of await this.currentLeaders(topic, layout)) {
         const broker = await this.cluster.findBroker({nodeId: leader})
-        return broker.listOffsets({isolationLevel: READ_COMMITTED, topics: [{topic, partitions: partitions.map((partition) => ({partition, timestamp: at}))}]})
-      }, topic)
-      for (const partition of partitions) {
-        const offset = offsetOf(response.responses, topic, partition)
-        result.set(partition, offset < 0 ? undefined : offset)
+        const response = await broker.listOffsets({isolationLevel: READ_COMMITTED, topics: [{topic, partitions: partitions.map((partition) => ({partition, timestamp: at}))}]})
+        for (const partition of partitions) {
+          const offset = offsetOf(response.responses, topic, partition)
+          result.set(partition, offset < 0 ? undefined : offset)
+        }
       }
-    }
-    return result
+      return result
+    }, topic)
   }
 
   /** Reads records of one partition from `offset` on (at least one record if any is visible there). */
   async fetch(topic: string, partition: PartitionLayout, offset: number, maxBytes: number): Promise<FetchResult> {
     return this.run(`read topic ${topic}`, async () => {
-      const broker = await this.cluster.findBroker({nodeId: partition.leader})
+      const broker = await this.cluster.findBroker({nodeId: await this.leaderOf(topic, partition)})
       let response: Awaited<ReturnType<InternalBroker['fetch']>>
       try {
         response = await broker.fetch({
@@ -370,20 +384,47 @@ export class KafkaWire {
     }
   }
 
-  /** Runs a request, retrying what a moved leader or coordinator explains; wraps every failure. */
+  /**
+   * Runs a request, retrying within the window what a leader election or a moved coordinator
+   * explains (retry.ts): each retry forgets the topic's leaders and the group's coordinator and
+   * reads fresh metadata from a broker still answering. Wraps every failure.
+   */
   private async run<T>(what: string, request: () => Promise<T>, topic?: string, groupId?: string): Promise<T> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await request()
-      } catch (error) {
-        const type = kafkaErrorType(error)
-        if (attempt >= ATTEMPTS || type === undefined || !TRANSIENT_TYPES.has(type)) throw kafkaFailure(what, error, this.displayUrl, this.secrets)
-        if (topic !== undefined) this.layouts.delete(topic)
-        if (groupId !== undefined) this.coordinators.delete(groupId)
-        await sleep(100 * 2 ** (attempt - 1))
-        await this.cluster.refreshMetadata().catch(() => undefined)
-      }
+    try {
+      return await retrying(request, {
+        windowMs: this.windowMs,
+        retriable: (error) => this.retriable(error),
+        refresh: async () => {
+          if (topic !== undefined) this.layouts.delete(topic)
+          if (groupId !== undefined) this.coordinators.delete(groupId)
+          await this.cluster.refreshMetadata()
+        },
+      })
+    } catch (error) {
+      throw retryFailure(what, error, this.displayUrl, this.secrets)
     }
+  }
+
+  /**
+   * A broker answer an election explains, always; a broker that does not answer, only in a
+   * cluster of several (another node can take its partitions over; a lone broker that is down
+   * or hung stays so, and waiting for it would only delay exit 4).
+   */
+  private retriable(error: unknown): boolean {
+    return isElectionAnswer(error) || (isLostBroker(error) && this.brokerIds.length > 1)
+  }
+
+  /** The partition's leader as bq knows it now (a reader's layout is from when it started; leaders move). */
+  private async leaderOf(topic: string, partition: PartitionLayout): Promise<number> {
+    const known = this.layouts.get(topic) ?? (await this.layoutOnce(topic))
+    return known?.find((entry) => entry.partition === partition.partition)?.leader ?? partition.leader
+  }
+
+  /** Partitions grouped by their current leader. */
+  private async currentLeaders(topic: string, layout: PartitionLayout[]): Promise<Map<number, number[]>> {
+    const current: PartitionLayout[] = []
+    for (const entry of layout) current.push({partition: entry.partition, leader: await this.leaderOf(topic, entry)})
+    return byLeader(current)
   }
 }
 
