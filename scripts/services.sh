@@ -66,6 +66,7 @@ case "${1:-start}" in
   start)
     ensure_tmux
     ensure_redis
+    bash test/brokers/redis/cluster.sh start
     ensure_rabbitmq
     java_brokers="${BQ_JAVA_BROKERS-kafka artemis sqs pulsar}"
     # shellcheck disable=SC2086 # a space-separated list of broker names
