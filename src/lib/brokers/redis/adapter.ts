@@ -98,7 +98,7 @@ export async function createRedisAdapter(url: URL, displayUrl: string, options: 
         // A cluster node answers for its own slots only: the cluster client (cluster.ts) follows the rest.
         if (await isClusterNode(client)) {
           checkClusterDatabase(db, displayUrl)
-          active = await connectCluster(client, nodeOptions, (error) => (lastError = error))
+          active = await connectCluster(client, nodeOptions, displayUrl, (error) => (lastError = error))
           client.disconnect()
           return
         }

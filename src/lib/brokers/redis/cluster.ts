@@ -16,7 +16,7 @@
  */
 import {Cluster, type Redis, type RedisOptions} from 'ioredis'
 
-import {ConnectionError, UsageError, describeError} from '../../errors.js'
+import {AuthError, ConnectionError, UsageError, describeError} from '../../errors.js'
 
 /** The client a Redis adapter works with: one server, or a cluster. */
 export type RedisClient = Redis | Cluster
@@ -45,7 +45,8 @@ export async function isClusterNode(probe: Redis): Promise<boolean> {
  * Opens the cluster client from the node `probe` reached, with the same per-node options. Throws
  * what ioredis threw; the caller turns it into a one-line ConnectionError.
  */
-export async function connectCluster(probe: Redis, nodeOptions: RedisOptions, onError: (error: unknown) => void): Promise<Cluster> {
+export async function connectCluster(probe: Redis, nodeOptions: RedisOptions, displayUrl: string, onError: (error: unknown) => void): Promise<Cluster> {
+  await checkWaitAllowed(probe, displayUrl)
   // ioredis sets the node connections' own retry (none) and offline queue (on, while a node's
   // first connection opens: nodes are connected on first use) itself.
   const {host, port, db, lazyConnect, retryStrategy, enableOfflineQueue, ...perNode} = nodeOptions
@@ -76,6 +77,20 @@ export async function connectCluster(probe: Redis, nodeOptions: RedisOptions, on
     throw error
   }
   return cluster
+}
+
+/**
+ * Every write bq builds on waits for a replica (confirmOnReplica): a user that may not run WAIT is
+ * told so before anything runs, not after a copy was written. `WAIT 0 0` returns at once.
+ */
+async function checkWaitAllowed(probe: Redis, displayUrl: string): Promise<void> {
+  try {
+    await probe.call('WAIT', 0, 0)
+  } catch (error) {
+    const message = describeError(error)
+    if (/NOPERM/.test(message)) throw new AuthError(`the user of ${displayUrl} may not run WAIT, which bq needs on a Redis Cluster to have each write confirmed by a replica: add +wait to its ACL (Redis: ${message})`, 'permission', error)
+    throw error
+  }
 }
 
 /** Redis Cluster has one database: a URL naming another is a usage error, said before anything runs. */
@@ -141,9 +156,17 @@ export function checkNotifySlot(list: string, queue: string): void {
 export async function confirmOnReplica(cluster: Cluster, key: string, timeoutMs: number, what: string): Promise<void> {
   const replicas = (cluster.slots[keySlot(key)]?.length ?? 1) - 1
   if (replicas <= 0) return
-  const results = await cluster.pipeline().exists(key).wait(1, timeoutMs).exec()
-  const [error, acked] = results?.[1] ?? [new Error('no reply'), 0]
-  if (error) throw error
+  let acked: unknown
+  try {
+    const results = await cluster.pipeline().exists(key).wait(1, timeoutMs).exec()
+    const [error, reply] = results?.[1] ?? [new Error('no reply'), 0]
+    if (error) throw error
+    acked = reply
+  } catch (error) {
+    // The write itself went through: whatever kept its confirmation, the caller must treat it as
+    // possibly applied (a copy possibly on the target), which is what a lost connection means.
+    throw new ConnectionError(`could not have the ${what} confirmed by a replica of the Redis Cluster master for ${key}: ${describeError(error)}`, error)
+  }
   if (typeof acked !== 'number' || acked < 1) {
     throw new ConnectionError(`no replica of the Redis Cluster master for ${key} confirmed the ${what} within ${timeoutMs / 1000} s (a failover may be under way)`)
   }
