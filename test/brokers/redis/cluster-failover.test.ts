@@ -16,7 +16,7 @@ import {Redis} from 'ioredis'
 import {keySlot} from '../../../src/lib/brokers/redis/cluster.js'
 import {hasStackTrace, jsonOutput, runBq, startBq} from '../../support/cli.js'
 import {repoRoot} from '../../support/conformance.js'
-import {clusterNodes, ensureCluster, ownerIn, taggedOn, testCluster, urlAvoiding} from './cluster-support.js'
+import {clusterNodes, ensureCluster, killNode, ownerIn, taggedOn, testCluster, urlAvoiding} from './cluster-support.js'
 
 const FIRST = 7111
 const MESSAGES = 3000
@@ -74,8 +74,7 @@ test('a master killed mid-redrive: exit 4 with the report, a rerun finishes, not
     // Slowed down so the kill lands mid-run.
     const first = startBq(['dlq', 'redrive', queue, '--to', sandbox, '--rate', '400', '--yes', '--json', '-b', url], {timeoutMs: 60_000})
     while ((await cluster.llen(sandbox)) < 600) await sleep(50)
-    const pid = Number(readFileSync(`/tmp/bq-redis-cluster/${FIRST}/${victim.port}/redis.pid`, 'utf8'))
-    process.kill(pid, 'SIGKILL')
+    killNode(FIRST, victim.port)
     const stopped = await first.done
     assert.ok(!hasStackTrace(stopped.stderr), stopped.stderr)
     assert.equal(stopped.code, 4, stopped.stdout + stopped.stderr)
@@ -107,9 +106,37 @@ test('a master killed mid-redrive: exit 4 with the report, a rerun finishes, not
     assert.equal(missing.length, 0, `lost: ${missing.slice(0, 5).join(', ')}`)
     assert.equal(left, 0)
     assert.ok(duplicates <= reported, `${duplicates} duplicate(s) on the target, ${reported} reported`)
+    await cluster.del(sandbox)
   } finally {
     cluster.disconnect()
     // The killed node comes back as a replica of the one that took over: the cluster is whole again.
+    await ensureCluster(t, FIRST)
+  }
+})
+
+test('a cluster that is down (a master and its replica gone) is exit 4 with one line', {timeout: 90_000}, async (t) => {
+  if (!(await ensureCluster(t, FIRST))) return
+  const nodes = await clusterNodes(FIRST)
+  const [gone, alive] = nodes.filter((node) => node.role === 'master')
+  const replica = nodes.find((node) => node.master === gone.id)!
+  const queue = taggedOn(nodes, alive.port, `down-${Date.now().toString(36)}`)
+  try {
+    killNode(FIRST, gone.port)
+    killNode(FIRST, replica.port)
+    // Every slot is refused once the others have marked the shard failed (full coverage is required).
+    const probe = new Redis({host: '127.0.0.1', port: alive.port, lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0})
+    await probe.connect()
+    try {
+      while (!/cluster_state:fail/.test((await probe.call('CLUSTER', 'INFO')) as string)) await sleep(100)
+    } finally {
+      probe.disconnect()
+    }
+    const run = await runBq(['peek', queue, '-b', `redis://127.0.0.1:${alive.port}`])
+    assert.equal(run.code, 4, run.stdout + run.stderr)
+    assert.ok(!hasStackTrace(run.stderr), run.stderr)
+    assert.equal(run.stderr.trim().split('\n').length, 1, run.stderr)
+    assert.match(run.stderr, /CLUSTERDOWN/)
+  } finally {
     await ensureCluster(t, FIRST)
   }
 })

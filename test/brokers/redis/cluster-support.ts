@@ -5,6 +5,7 @@
  * the queue's slot (the case that used to fail with MOVED).
  */
 import {execFile} from 'node:child_process'
+import {readFileSync} from 'node:fs'
 import type {TestContext} from 'node:test'
 import path from 'node:path'
 import {promisify} from 'node:util'
@@ -33,6 +34,9 @@ export async function ensureCluster(t: TestContext, first: number): Promise<bool
 }
 
 export interface Node {
+  id: string
+  /** A replica's master's id. */
+  master?: string
   host: string
   port: number
   role: 'master' | 'replica'
@@ -53,7 +57,7 @@ export async function clusterNodes(port: number): Promise<Node[]> {
         const fields = line.split(' ')
         const [host, rest] = fields[1].split('@')[0].split(':')
         const slots = fields.slice(8).filter((s) => /^\d/.test(s)).map((s) => s.split('-').map(Number) as [number, number])
-        return {host: host || '127.0.0.1', port: Number(rest), role: fields[2].includes('master') ? 'master' : 'replica', slots: slots.map(([a, b]) => [a, b ?? a] as [number, number])}
+        return {id: fields[0], ...(fields[3] === '-' ? {} : {master: fields[3]}), host: host || '127.0.0.1', port: Number(rest), role: fields[2].includes('master') ? 'master' : 'replica', slots: slots.map(([a, b]) => [a, b ?? a] as [number, number])}
       })
   } finally {
     client.disconnect()
@@ -82,6 +86,11 @@ export function taggedOn(nodes: Node[], port: number, stem: string): string {
     const name = `{${stem}-${i}}`
     if (ownerIn(nodes, name).port === port) return name
   }
+}
+
+/** Kills a node of the cluster on first..first+5 with SIGKILL (its pidfile, cluster.sh). */
+export function killNode(first: number, port: number): void {
+  process.kill(Number(readFileSync(`/tmp/bq-redis-cluster/${first}/${port}/redis.pid`, 'utf8')), 'SIGKILL')
 }
 
 /** A cluster client for the tests' own reads and writes (census, seeding). */

@@ -170,7 +170,7 @@ describe('bq on a Redis Cluster, pointed at a node that does not own the queue',
     assert.equal(await cluster!.llen(`${queue}.dlq`), 4)
   })
 
-  test('dlq ls and queue completion see the queues of every master', async (t) => {
+  test('dlq ls and queue completion see the queues of every master, also through a replica', async (t) => {
     if (!(await ready(t))) return
     const stemName = fresh('ls')
     const masters = nodes!.filter((node) => node.role === 'master')
@@ -182,6 +182,10 @@ describe('bq on a Redis Cluster, pointed at a node that does not own the queue',
     for (const queue of queues) assert.ok(listed.includes(JSON.stringify(`${queue}.dlq`)), `${queue}.dlq missing from ${listed}`)
     const completion = await runBq(['__complete-queues', '-b', url])
     for (const queue of queues) assert.ok(completion.stdout.split('\n').includes(`${queue}.dlq`), completion.stdout)
+    // A replica's URL works as well: the writes and reads still go to the masters.
+    const replica = nodes!.find((node) => node.role === 'replica')!
+    const viaReplica = JSON.stringify(ok((await bq(['dlq', 'ls', '-b', `redis://127.0.0.1:${replica.port}`])).out))
+    for (const queue of queues) assert.ok(viaReplica.includes(JSON.stringify(`${queue}.dlq`)), viaReplica)
   })
 
   test('a cluster URL naming a database other than 0 is a usage error', async (t) => {
