@@ -47,6 +47,12 @@ export async function isClusterNode(probe: Redis): Promise<boolean> {
  */
 export async function connectCluster(probe: Redis, nodeOptions: RedisOptions, displayUrl: string, onError: (error: unknown) => void): Promise<Cluster> {
   await checkWaitAllowed(probe, displayUrl)
+  // ioredis would wait for a failed cluster to recover (its ready check reconnects until the
+  // connect timeout ends it, with a misleading "no answer"): say what is wrong at once.
+  const state = /^cluster_state:(\w+)/m.exec(String(await probe.call('CLUSTER', 'INFO')))?.[1]
+  if (state === 'fail') {
+    throw new ConnectionError(`the Redis Cluster of ${displayUrl} is down (CLUSTERDOWN: cluster_state:fail, some hash slots have no reachable master); nothing was changed: run again once a replica has taken over or the node is back`)
+  }
   // ioredis sets the node connections' own retry (none) and offline queue (on, while a node's
   // first connection opens: nodes are connected on first use) itself.
   const {host, port, db, lazyConnect, retryStrategy, enableOfflineQueue, ...perNode} = nodeOptions
