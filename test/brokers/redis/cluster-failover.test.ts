@@ -73,7 +73,8 @@ test('a master killed mid-redrive: exit 4 with the report, a rerun finishes, not
 
     // Slowed down so the kill lands mid-run.
     const first = startBq(['dlq', 'redrive', queue, '--to', sandbox, '--rate', '400', '--yes', '--json', '-b', url], {timeoutMs: 60_000})
-    while ((await cluster.llen(sandbox)) < 600) await sleep(50)
+    while (first.child.exitCode === null && (await cluster.llen(sandbox)) < 600) await sleep(50)
+    assert.equal(first.child.exitCode, null, 'the redrive ended before the kill')
     killNode(FIRST, victim.port)
     const stopped = await first.done
     assert.ok(!hasStackTrace(stopped.stderr), stopped.stderr)
