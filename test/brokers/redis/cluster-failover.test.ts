@@ -47,15 +47,17 @@ async function untilServed(port: number, slot: number, deadPort: number): Promis
   }
 }
 
-test('a master killed mid-redrive: exit 4 with the report, a rerun finishes, nothing lost', {timeout: 120_000}, async (t) => {
+for (const crossSlot of [true, false]) {
+  const kind = crossSlot ? 'a cross-slot redrive (at least once)' : 'a same-slot redrive (one script per batch)'
+  test(`a master killed mid-way through ${kind}: exit 4 with the report, a rerun finishes, nothing lost`, {timeout: 120_000}, async (t) => {
   if (!(await ensureCluster(t, FIRST))) return
   const nodes = await clusterNodes(FIRST)
   const masters = nodes.filter((node) => node.role === 'master')
   const [victim, targetOwner] = masters
   const queue = taggedOn(nodes, victim.port, `failover-${Date.now().toString(36)}`)
   const dlq = `${queue}.dlq`
-  // The sandbox is on another master (a cross-slot, at-least-once redrive); bq talks to the third.
-  const sandbox = taggedOn(nodes, targetOwner.port, `failover-sandbox-${Date.now().toString(36)}`)
+  // Cross-slot: the target is on another master; same-slot: the queue itself. bq talks to a third master.
+  const sandbox = crossSlot ? taggedOn(nodes, targetOwner.port, `failover-sandbox-${Date.now().toString(36)}`) : queue
   assert.equal(ownerIn(nodes, dlq).port, victim.port)
   const url = urlAvoiding(nodes, dlq, sandbox)
   const livePort = Number(new URL(url).port)
@@ -67,12 +69,13 @@ test('a master killed mid-redrive: exit 4 with the report, a rerun finishes, not
     for (let i = 0; i < MESSAGES; i++) {
       const id = randomUUID()
       ids.push(id)
-      bodies.push(exampleLine.replace(/"meta":\{"id":"[^"]+"/, `"meta":{"id":"${id}"`))
+      bodies.push(exampleLine.replace(/"meta":\{"id":"[^"]+"/, `"meta":{"id":"${id}"`).replace('"original_queue":"orders"', `"original_queue":"${queue}"`))
     }
     for (let i = 0; i < bodies.length; i += 500) await cluster.rpush(dlq, ...bodies.slice(i, i + 500))
 
     // Slowed down so the kill lands mid-run.
-    const first = startBq(['dlq', 'redrive', queue, '--to', sandbox, '--rate', '400', '--yes', '--json', '-b', url], {timeoutMs: 60_000})
+    const to = crossSlot ? ['--to', sandbox] : []
+    const first = startBq(['dlq', 'redrive', queue, ...to, '--rate', '400', '--yes', '--json', '-b', url], {timeoutMs: 60_000})
     while (first.child.exitCode === null && (await cluster.llen(sandbox)) < 600) await sleep(50)
     assert.equal(first.child.exitCode, null, 'the redrive ended before the kill')
     killNode(FIRST, victim.port)
@@ -87,7 +90,7 @@ test('a master killed mid-redrive: exit 4 with the report, a rerun finishes, not
 
     // The replica takes over; then the same command finishes the job.
     await untilServed(livePort, keySlot(dlq), victim.port)
-    const rerun = await runBq(['dlq', 'redrive', queue, '--to', sandbox, '--yes', '--json', '-b', url], {timeoutMs: 60_000})
+    const rerun = await runBq(['dlq', 'redrive', queue, ...to, '--yes', '--json', '-b', url], {timeoutMs: 60_000})
     assert.equal(rerun.code, 0, rerun.stdout + rerun.stderr)
     const secondReport = jsonOutput(rerun.stdout).result as unknown as Report
     const reported = (firstReport.possible_duplicates ?? 0) + (secondReport.possible_duplicates ?? 0)
@@ -103,7 +106,7 @@ test('a master killed mid-redrive: exit 4 with the report, a rerun finishes, not
     const missing = ids.filter((id) => !seen.has(id))
     const duplicates = [...seen.values()].reduce((sum, n) => sum + n - 1, 0)
     const left = (await cluster.llen(dlq)) + (await cluster.llen(`${dlq}:processing`)) + (await cluster.llen(`${dlq}:bq-held`))
-    t.diagnostic(`sent ${MESSAGES}; first run redriven ${firstReport.counts.redriven}, possible_duplicates ${firstReport.possible_duplicates ?? 0}; rerun redriven ${secondReport.counts.redriven}; seen ${seen.size} distinct, missing ${missing.length}, duplicates ${duplicates}, left on the DLQ ${left}`)
+    t.diagnostic(`${kind}: sent ${MESSAGES}; first run redriven ${firstReport.counts.redriven}, possible_duplicates ${firstReport.possible_duplicates ?? 0}; rerun redriven ${secondReport.counts.redriven}; seen ${seen.size} distinct, missing ${missing.length}, duplicates ${duplicates}, left on the DLQ ${left}`)
     assert.equal(missing.length, 0, `lost: ${missing.slice(0, 5).join(', ')}`)
     assert.equal(left, 0)
     assert.ok(duplicates <= reported, `${duplicates} duplicate(s) on the target, ${reported} reported`)
@@ -113,7 +116,8 @@ test('a master killed mid-redrive: exit 4 with the report, a rerun finishes, not
     // The killed node comes back as a replica of the one that took over: the cluster is whole again.
     await ensureCluster(t, FIRST)
   }
-})
+  })
+}
 
 test('a cluster that is down (a master and its replica gone) is exit 4 with one line', {timeout: 90_000}, async (t) => {
   if (!(await ensureCluster(t, FIRST))) return
