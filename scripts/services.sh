@@ -74,6 +74,7 @@ case "${1:-start}" in
     ensure_redis
     bash test/brokers/redis/tls.sh start
     bash test/brokers/redis/sentinel.sh start
+    bash test/brokers/redis/cluster.sh start
     ensure_rabbitmq
     java_brokers="${BQ_JAVA_BROKERS-kafka artemis sqs pulsar}"
     # The JVM brokers start side by side (each takes 20-80 s, mostly waiting): the shared ones and

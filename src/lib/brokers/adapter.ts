@@ -167,6 +167,12 @@ export interface DrainSession {
    * source queue as one atomic step. Only on adapters with `capabilities.atomicMove`.
    */
   moveAtomically?(sources: ReservedMessage[], targetQueue: string, outgoing: OutgoingMessage[]): Promise<void>
+  /**
+   * False when a move to this queue cannot be one atomic step after all (Redis Cluster: the
+   * target is in another hash slot); the engine then confirms on the target first and removes the
+   * original after (at least once), as across brokers. Absent = every move can be atomic.
+   */
+  atomicTo?(targetQueue: string): boolean
   /** Leave these messages on the source (returned at close). */
   release(messages: ReservedMessage[]): Promise<void>
   /** Return every released or un-acked message to the source and end the session. */
@@ -306,6 +312,8 @@ export interface RelatedQueue {
 /** What the registry hands every broker's open(). */
 export interface OpenOptions {
   timeouts: Timeouts
+  /** The command's warning path (stderr and the JSON `warnings`). */
+  warn?: (message: string) => void
 }
 
 export interface BrokerModule {

@@ -92,7 +92,7 @@ export async function openBroker(url: string, options: OpenBrokerOptions = {}): 
   // The adapters bound their own connect; this holds for any that would not, and closes a late one.
   const slack = 1000
   const adapter = await withinDeadline(
-    broker.open(url, displayUrl, {timeouts}),
+    broker.open(url, displayUrl, {timeouts, warn: options.warn}),
     timeouts.connectMs + slack,
     () => timeoutError(entry.name, displayUrl, 'connecting', timeouts.connectMs, timeouts),
     (late) => void late.then((opened) => opened.close()).catch(() => undefined),

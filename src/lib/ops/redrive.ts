@@ -262,7 +262,7 @@ async function moveGroup(
 ): Promise<void> {
   const sources = group.map((entry) => entry.message)
   const outgoing = group.map((entry) => entry.outgoing)
-  if (sameBroker && session.moveAtomically && target.capabilities.atomicMove) {
+  if (sameBroker && session.moveAtomically && target.capabilities.atomicMove && session.atomicTo?.(queue) !== false) {
     await session.moveAtomically(sources, queue, outgoing)
     return
   }

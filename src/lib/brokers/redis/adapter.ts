@@ -12,7 +12,8 @@ import {BODY_ATTEMPTS} from '../adapter.js'
 import type {BrokerAdapter, BrokerMessage, BrowseOptions, Capabilities, DrainOptions, DrainSession, ListedQueue, OutgoingMessage} from '../adapter.js'
 import {AdapterBase} from '../shared/adapter-base.js'
 import {scrubSecrets} from '../shared/redact.js'
-import {RedisDrainSession, chunks, recoverAll, type RedisKeys} from './drain.js'
+import {checkClusterDatabase, checkNotifySlot, clusterUnavailable, confirmOnReplica, connectCluster, isCluster, isClusterNode, sameSlot, scanMasters, stagingBase, type RedisClient} from './cluster.js'
+import {RedisDrainSession, chunks, recoverAll, type RedisDrainInit, type RedisKeys} from './drain.js'
 import {messageOf, storedOf} from './frames.js'
 import {DEFAULT_LOCK_TTL_MS, DrainLock} from './lock.js'
 import {clientOptions} from './connection.js'
@@ -52,6 +53,8 @@ export interface RedisAdapterOptions {
   commandTimeoutMs?: number
   /** The name this connection shows in CLIENT LIST (default `bq`). */
   connectionName?: string
+  /** The command's warning path (a move on a cluster that cannot be atomic says so once). */
+  warn?: (message: string) => void
 }
 
 /** Connects (failing fast with a ConnectionError, or an AuthError for refused credentials) and returns the adapter. */
@@ -60,7 +63,9 @@ export async function createRedisAdapter(url: URL | string, displayUrl: string, 
   const connectTimeoutMs = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS
   const commandTimeoutMs = options.commandTimeoutMs ?? target.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS
   const {db} = target.connection
-  const client = new Redis(clientOptions(target, {connectTimeoutMs, commandTimeoutMs, connectionName: options.connectionName ?? 'bq'}))
+  const options_ = clientOptions(target, {connectTimeoutMs, commandTimeoutMs, connectionName: options.connectionName ?? 'bq'})
+  const client = new Redis(options_)
+  let active: RedisClient = client
   let lastError: unknown
   client.on('error', (error: unknown) => {
     lastError = error
@@ -73,12 +78,20 @@ export async function createRedisAdapter(url: URL | string, displayUrl: string, 
     await Promise.race([
       (async () => {
         await client.connect()
+        // A cluster node answers for its own slots only: the cluster client (cluster.ts) follows the rest.
+        if (await isClusterNode(client)) {
+          checkClusterDatabase(db, displayUrl)
+          active = await connectCluster(client, options_, displayUrl, (error) => (lastError = error))
+          client.disconnect()
+          return
+        }
         if (db !== 0) await client.select(db)
       })(),
       timedOut,
     ])
   } catch (error) {
     client.disconnect()
+    if (active !== client) active.disconnect()
     if (error instanceof BqError) throw error
     const message = describeError(error)
     if (/DB index is out of range|invalid DB index/i.test(message)) {
@@ -88,16 +101,18 @@ export async function createRedisAdapter(url: URL | string, displayUrl: string, 
   } finally {
     clearTimeout(timer)
   }
-  return new RedisAdapter(client, displayUrl, target.prefix, target.secrets, options.lockTtlMs ?? DEFAULT_LOCK_TTL_MS, target.notify, commandTimeoutMs, target)
+  const warn = options.warn ?? ((text: string) => process.stderr.write(`Warning: ${text}\n`))
+  return new RedisAdapter(active, displayUrl, target.prefix, target.secrets, options.lockTtlMs ?? DEFAULT_LOCK_TTL_MS, target.notify, commandTimeoutMs, target, warn)
 }
 
 class RedisAdapter extends AdapterBase<RedisDrainSession> {
   readonly kind = 'redis'
   readonly capabilities = CAPABILITIES
   readonly binding = BODY_ATTEMPTS
+  private warnedNotAtomic = false
 
   constructor(
-    private readonly client: Redis,
+    private readonly client: RedisClient,
     displayUrl: string,
     private readonly prefix: string,
     private readonly secrets: string[],
@@ -107,6 +122,7 @@ class RedisAdapter extends AdapterBase<RedisDrainSession> {
     private readonly commandTimeoutMs: number,
     /** What the URL said, for refusals that name the user and the keys (errors.ts). */
     private readonly target: RedisTarget,
+    private readonly warn: (message: string) => void,
   ) {
     // A session that fails to close leaves messages in the staging lists until recover: say so.
     super(displayUrl, {name: 'Redis', rethrowSessionErrors: true})
@@ -114,6 +130,7 @@ class RedisAdapter extends AdapterBase<RedisDrainSession> {
 
   async publish(queue: string, messages: OutgoingMessage[]): Promise<void> {
     const key = this.key(queue, `publish to ${queue}`)
+    if (this.notify && isCluster(this.client)) checkNotifySlot(key, queue)
     for (const message of messages) {
       if ((message.delayMs ?? 0) > 0) throw new UsageError(`${this.displayUrl}: Redis lists have no delayed delivery`)
     }
@@ -143,6 +160,14 @@ class RedisAdapter extends AdapterBase<RedisDrainSession> {
         if (i % step === 0) accepted += round[i / step].length
       }
     }
+    // On a cluster a confirmed copy must survive a failover before the redrive removes its original.
+    if (isCluster(this.client) && messages.length > 0) {
+      try {
+        await confirmOnReplica(this.client, key, this.replicaWaitMs(), `publish to ${queue}`)
+      } catch (error) {
+        throw this.wrap(`publish to ${queue} (${accepted} of ${messages.length} written, not confirmed by a replica)`, error)
+      }
+    }
   }
 
   async browse(queue: string, options: BrowseOptions): Promise<BrokerMessage[]> {
@@ -165,13 +190,19 @@ class RedisAdapter extends AdapterBase<RedisDrainSession> {
     this.ensureOpen('list the queues')
     const pattern = `${this.prefix.replace(/[*?[\]\\]/g, '\\$&')}*`
     const found = new Set<string>()
+    const client = this.client
     try {
-      let cursor = '0'
-      do {
-        const [next, keys] = await this.client.scan(cursor, 'MATCH', pattern, 'COUNT', 1000, 'TYPE', 'list')
-        for (const key of keys) if (!BOOKKEEPING_LIST.test(key)) found.add(key.slice(this.prefix.length))
-        cursor = next
-      } while (cursor !== '0')
+      if (isCluster(client)) {
+        // Each master holds the keys of its own slots.
+        for (const key of await scanMasters(client, pattern)) if (!BOOKKEEPING_LIST.test(key)) found.add(key.slice(this.prefix.length))
+      } else {
+        let cursor = '0'
+        do {
+          const [next, keys] = await client.scan(cursor, 'MATCH', pattern, 'COUNT', 1000, 'TYPE', 'list')
+          for (const key of keys) if (!BOOKKEEPING_LIST.test(key)) found.add(key.slice(this.prefix.length))
+          cursor = next
+        } while (cursor !== '0')
+      }
     } catch (error) {
       throw this.wrap('list the queues', error)
     }
@@ -215,6 +246,7 @@ class RedisAdapter extends AdapterBase<RedisDrainSession> {
           notify: this.notify,
           wrap: (what, error) => this.wrap(what, error),
           onClose: untrack,
+          ...this.clusterMoves(queue, keys),
         }),
     )
   }
@@ -235,7 +267,7 @@ class RedisAdapter extends AdapterBase<RedisDrainSession> {
 
   private async lock(queue: string, keys: RedisKeys): Promise<DrainLock> {
     try {
-      return await DrainLock.acquire(this.client, `${keys.list}:bq-lock`, queue, this.displayUrl, this.lockTtlMs)
+      return await DrainLock.acquire(this.client, keys.lock, queue, this.displayUrl, this.lockTtlMs)
     } catch (error) {
       throw this.wrap(`lock ${queue}`, error)
     }
@@ -249,7 +281,42 @@ class RedisAdapter extends AdapterBase<RedisDrainSession> {
 
   private keys(queue: string, what: string): RedisKeys {
     const list = this.key(queue, what)
-    return {list, processing: `${list}:processing`, held: `${list}:bq-held`, ...(this.notify ? {notify: `${list}:notify`} : {})}
+    // On a cluster the staging keys share the list's hash slot (cluster.ts); a single server keeps the binding's names.
+    let base = list
+    if (isCluster(this.client)) {
+      base = stagingBase(list, queue)
+      if (this.notify) checkNotifySlot(list, queue)
+    }
+    return {list, processing: `${base}:processing`, held: `${base}:bq-held`, lock: `${base}:bq-lock`, ...(this.notify ? {notify: `${list}:notify`} : {})}
+  }
+
+  /**
+   * On a cluster: which moves out of this drain can be one script (the target's keys share the
+   * DLQ's slot), and the replica confirmation its removals need on the at-least-once path. The
+   * first move that cannot be atomic says so once per run.
+   */
+  private clusterMoves(queue: string, keys: RedisKeys): Pick<RedisDrainInit, 'atomicTo' | 'confirmRemoval'> {
+    const client = this.client
+    if (!isCluster(client)) return {}
+    return {
+      atomicTo: (target) => {
+        const targetList = this.prefix + target
+        if (sameSlot([keys.processing, targetList, ...(this.notify ? [`${targetList}:notify`] : [])])) return true
+        if (!this.warnedNotAtomic) {
+          this.warnedNotAtomic = true
+          this.warn(
+            `${queue} and ${target} are in different hash slots of the Redis Cluster at ${this.displayUrl}, so moves between them are not atomic: each copy is confirmed on ${target} (and a replica) before its original is removed from ${queue}, and a failure in between may leave a message on both (counted as possible_duplicates). Hash-tag both names (for example {orders} and {orders}.dlq) to keep moves atomic`,
+          )
+        }
+        return false
+      },
+      confirmRemoval: () => confirmOnReplica(client, keys.processing, this.replicaWaitMs(), `removal from ${queue}`),
+    }
+  }
+
+  /** How long a write on a cluster waits for a replica's confirmation: well inside the command timeout. */
+  private replicaWaitMs(): number {
+    return Math.max(100, Math.min(10_000, Math.floor(this.commandTimeoutMs / 2)))
   }
 
   /** One-line, redacted error for a failed operation; a lost connection is a ConnectionError (exit 4). */
@@ -269,11 +336,12 @@ class RedisAdapter extends AdapterBase<RedisDrainSession> {
       this.client.disconnect()
       return new ConnectionError(`Redis at ${this.displayUrl} did not answer within ${this.commandTimeoutMs / 1000} s (could not ${what}); set --timeout SECONDS (or ?timeout= on the URL) to wait longer`, error)
     }
-    // A ReplyError is Redis answering; anything else from the client is the connection failing.
+    // A ReplyError is Redis answering; anything else from the client is the connection failing,
+    // and so is a cluster that cannot serve the slot now (a master down, a failover under way).
     const isReply = (error as {name?: string} | undefined)?.name === 'ReplyError'
     const refused = isReply ? refusal(what, error, {displayUrl: this.displayUrl, target: this.target}) : undefined
     if (refused !== undefined) return refused
-    if (!isReply) return new ConnectionError(`lost the connection to ${this.displayUrl} (could not ${what}): ${message}`, error)
+    if (!isReply || clusterUnavailable(message)) return new ConnectionError(`lost the connection to ${this.displayUrl} (could not ${what}): ${message}`, error)
     return new BqError(`cannot ${what} on ${this.displayUrl}: ${message}`, {cause: error})
   }
 }

@@ -16,10 +16,9 @@
  * their sequence numbers. They are the elements exactly as stored (a frame stays a frame, so the
  * scripts find it); handing one out unwraps it (frames.ts).
  */
-import type {Redis} from 'ioredis'
-
 import {BqError} from '../../errors.js'
 import type {DrainSession, OutgoingMessage, ReservedMessage} from '../adapter.js'
+import type {RedisClient} from './cluster.js'
 import {splitBatches} from '../shared/batching.js'
 import {messageOf, storedOf} from './frames.js'
 import type {DrainLock} from './lock.js'
@@ -43,12 +42,14 @@ export interface RedisKeys {
   list: string
   processing: string
   held: string
+  /** The drain lock (lock.ts). */
+  lock: string
   /** Laravel's `K:notify`, when the URL keeps it in step (url.ts `notify`). */
   notify?: string
 }
 
 export interface RedisDrainInit {
-  client: Redis
+  client: RedisClient
   queue: string
   keys: RedisKeys
   lock: DrainLock
@@ -60,6 +61,10 @@ export interface RedisDrainInit {
   /** Wraps client errors into BqError/ConnectionError with the redacted URL. */
   wrap(what: string, error: unknown): Error
   onClose(): void
+  /** A cluster only: false when a move to this queue cannot be one script (another hash slot). */
+  atomicTo?(targetQueue: string): boolean
+  /** A cluster only: waits until a replica has this run's removals, before the run builds on them. */
+  confirmRemoval?(): Promise<void>
 }
 
 export class RedisDrainSession implements DrainSession {
@@ -152,6 +157,17 @@ export class RedisDrainSession implements DrainSession {
         throw new BqError(`${String(missing)} acked message(s) were no longer in ${this.init.keys.processing}; another client changed it during the drain`)
       }
     }
+    if (this.init.confirmRemoval !== undefined && seqs.length > 0) {
+      try {
+        await this.init.confirmRemoval()
+      } catch (error) {
+        throw this.init.wrap('confirm the removals on a replica', error)
+      }
+    }
+  }
+
+  atomicTo(targetQueue: string): boolean {
+    return this.init.atomicTo?.(targetQueue) ?? true
   }
 
   async moveAtomically(sources: ReservedMessage[], targetQueue: string, outgoing: OutgoingMessage[]): Promise<void> {
@@ -163,6 +179,7 @@ export class RedisDrainSession implements DrainSession {
     const seqs = this.seqs(sources, 'move')
     const target = this.init.prefix + targetQueue
     if (target === this.init.keys.list) throw new BqError(`cannot move messages from ${this.init.queue} to itself`)
+    if (!this.atomicTo(targetQueue)) throw new BqError(`cannot move messages from ${this.init.queue} to ${targetQueue} in one step: they are in different hash slots`)
     // One script: the copies land in the target if and only if the sources leave processing.
     const keys = [this.init.lock.key, this.init.keys.processing, target]
     if (this.init.notify) keys.push(`${target}:notify`)
@@ -259,7 +276,7 @@ export class RedisDrainSession implements DrainSession {
  * Crash recovery: returns everything in processing, then everything held, to K's head, in
  * chunks so no single script stalls Redis. Call with the lock held.
  */
-export async function recoverAll(client: Redis, keys: RedisKeys, lockKey: string, token: string, wrap: (what: string, error: unknown) => Error): Promise<number> {
+export async function recoverAll(client: RedisClient, keys: RedisKeys, lockKey: string, token: string, wrap: (what: string, error: unknown) => Error): Promise<number> {
   let total = 0
   for (;;) {
     let moved: unknown

@@ -5,9 +5,9 @@
  * over at once, so a crashed run can be recovered without waiting for the expiry.
  */
 import {randomBytes} from 'node:crypto'
-import type {Redis} from 'ioredis'
 
 import {UsageError} from '../../errors.js'
+import type {RedisClient} from './cluster.js'
 import {describeOwner, ownerIsDead, thisHost, type DrainOwner} from '../shared/liveness.js'
 import {LOCK_DELETE, LOCK_REFRESH, runScript} from './scripts.js'
 
@@ -19,7 +19,7 @@ export class DrainLock {
   lost = false
 
   private constructor(
-    private readonly client: Redis,
+    private readonly client: RedisClient,
     readonly key: string,
     /** The exact value stored; the scripts compare against it. */
     readonly token: string,
@@ -27,7 +27,7 @@ export class DrainLock {
   ) {}
 
   /** Takes the lock for `key`, or throws a UsageError naming the live owner. */
-  static async acquire(client: Redis, key: string, queue: string, displayUrl: string, ttlMs = DEFAULT_LOCK_TTL_MS): Promise<DrainLock> {
+  static async acquire(client: RedisClient, key: string, queue: string, displayUrl: string, ttlMs = DEFAULT_LOCK_TTL_MS): Promise<DrainLock> {
     const owner: DrainOwner = {host: thisHost(), pid: process.pid, since: Date.now()}
     const token = JSON.stringify({...owner, token: randomBytes(12).toString('hex')})
     for (let attempt = 0; attempt < 2; attempt++) {

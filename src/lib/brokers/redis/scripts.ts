@@ -9,7 +9,9 @@
  * change K's length take that key as an optional last KEYS entry and keep it in step.
  */
 import {createHash} from 'node:crypto'
-import {Command, type Redis} from 'ioredis'
+import {Command} from 'ioredis'
+
+import type {RedisClient} from './cluster.js'
 
 export interface Script {
   source: string
@@ -211,7 +213,7 @@ return 0
 `)
 
 /** Runs a script by its digest, sending the source once when the server does not know it. */
-export async function runScript(client: Redis, s: Script, keys: string[], args: Array<string | Buffer | number>): Promise<unknown> {
+export async function runScript(client: RedisClient, s: Script, keys: string[], args: Array<string | Buffer | number>): Promise<unknown> {
   try {
     return await client.sendCommand(new ScriptCall('evalsha', [s.sha, keys.length, ...keys, ...args]))
   } catch (error) {

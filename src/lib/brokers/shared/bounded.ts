@@ -76,6 +76,11 @@ class BoundedSession implements DrainSession {
     if (atomic !== undefined) this.moveAtomically = (sources, targetQueue, outgoing) => dog.call(`moving ${sources.length} message(s) from ${queue} to ${targetQueue}`, () => atomic(sources, targetQueue, outgoing), {messages: sources.length})
   }
 
+  /** A local answer (no broker call): passed through unbounded. */
+  atomicTo(targetQueue: string): boolean {
+    return this.inner.atomicTo?.(targetQueue) ?? true
+  }
+
   next(max: number): Promise<ReservedMessage[]> {
     return this.dog.call(`reading from ${this.queue}`, () => this.inner.next(max), {read: true, messages: max})
   }
