@@ -45,6 +45,7 @@ Exit status: 0 compatible, 1 breaking (or --strict and anything unproven), 7 not
     registry: sharedFlags.registry,
     against: Flags.string({description: 'with --registry: the git ref to compare each schema with (a branch, tag or commit)', dependsOn: ['registry']}),
     sample: Flags.string({description: 'a JSONL file of envelopes (or - for stdin) to validate under NEW (and OLD)'}),
+    urn: Flags.string({description: 'with OLD.json NEW.json and --sample: check only the sample\'s envelopes of this URN'}),
     strict: Flags.boolean({description: 'fail (exit 1) on changes that cannot be proven compatible, and on warnings'}),
     format: sharedFlags.ciFormat,
   }
@@ -69,9 +70,9 @@ Exit status: 0 compatible, 1 breaking (or --strict and anything unproven), 7 not
       const counts = {breaking: all.filter((f) => f.severity === 'breaking').length + removed, unproven: all.filter((f) => f.severity === 'unproven').length, warnings: all.filter((f) => f.severity === 'warning').length}
       const sample = flags.sample === undefined ? undefined : await checkSample(flags.sample, (urn) => (urn === undefined ? undefined : compat.schemas.get(urn)))
       const verdict = report.verdictOf(counts, sample)
-      const changed = urns.filter((u) => u.status !== 'unchanged').length
+      const count = (status: string) => urns.filter((u) => u.status === status).length
       result = {verdict, ...counts, registry: compat.registry, against: compat.against, urns, ...(sample ? {sample} : {})}
-      schemaReport = report.registryReport(urns, flags.strict, report.summaryLine(verdict, counts, `: ${urns.length} URNs against ${compat.against}, ${changed} changed${sample ? `; sample: ${sample.regressions} of ${sample.checked} broken` : ''}`), sample)
+      schemaReport = report.registryReport(urns, flags.strict, report.summaryLine(verdict, counts, `: ${urns.length} URNs against ${compat.against}: ${count('changed')} changed, ${count('added')} added, ${count('removed')} removed${sample ? `; sample: ${sample.regressions} of ${sample.checked} broken` : ''}`), sample)
     } else {
       const {readJsonFile} = await import('../../lib/schema/manifest.js')
       const {compareSchemas} = await import('../../lib/schema/compat.js')
@@ -80,7 +81,7 @@ Exit status: 0 compatible, 1 breaking (or --strict and anything unproven), 7 not
       const compat = compareSchemas(old.value, next.value)
       const shown = (file: string) => relative(process.cwd(), file) || file
       const findings = report.findingsJson(compat, {old: {file: shown(args.old!), text: old.text}, next: {file: shown(args.new!), text: next.text}})
-      const sample = flags.sample === undefined ? undefined : await checkSample(flags.sample, () => ({old: old.value, next: next.value}))
+      const sample = flags.sample === undefined ? undefined : await checkSample(flags.sample, (urn) => (flags.urn === undefined || urn === flags.urn ? {old: old.value, next: next.value} : undefined))
       const counts = {breaking: compat.breaking, unproven: compat.unproven, warnings: compat.warnings}
       const verdict = report.verdictOf(counts, sample)
       result = {verdict, ...counts, old: shown(args.old!), new: shown(args.new!), findings, ...(sample ? {sample} : {})}

@@ -57,6 +57,8 @@ function git(cwd: string, args: string[], input?: string): Promise<Buffer> {
       if (error) reject(new Error(`git ${args[0]}: ${stderr.toString('utf8').trim() || describeError(error)}`))
       else resolve(stdout)
     })
+    // git may exit before reading its input (a bad ref): that is reported by its exit, not as EPIPE.
+    child.stdin?.on('error', () => {})
     child.stdin?.end(input ?? '')
   })
 }
