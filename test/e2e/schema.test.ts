@@ -32,6 +32,7 @@ function copyRegistry(name: string): string {
   return target
 }
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- test fixtures are edited freely
 function editJson(file: string, edit: (value: Record<string, any>) => void): void {
   const value = JSON.parse(readFileSync(file, 'utf8'))
   edit(value)

@@ -48,7 +48,7 @@ class Comparison implements CompareContext {
   private readonly active = new Set<string>()
   private readonly ids = new WeakMap<object, number>()
   private lastId = 0
-  private ajvs: {old: Ajv; next: Ajv} | undefined
+  private keys: {old: string; next: string} | undefined
 
   constructor(private readonly oldRoot: unknown, private readonly newRoot: unknown) {}
 
@@ -159,7 +159,8 @@ class Comparison implements CompareContext {
     else if ([...oldTypes].every((t) => t === 'null' || t === 'boolean')) values = [null, false, true]
     else return false
     values = values.filter((v) => oldTypes.has(typeOfValue(v)) || (typeOfValue(v) === 'integer' && oldTypes.has('number')))
-    const accepts = {old: this.validator('old', old.origin), next: this.validator('next', next.origin)}
+    // enum/const/type alone are decided here; anything else is asked of bq's validator (ajv).
+    const accepts = {old: simpleAccepts(old) ?? this.validator('old', old.origin), next: simpleAccepts(next) ?? this.validator('next', next.origin)}
     if (accepts.old === undefined || accepts.next === undefined) return false
     const rejected = values.filter((v) => accepts.old!(v) && !accepts.next!(v))
     if (rejected.length === 0) return true
@@ -170,29 +171,31 @@ class Comparison implements CompareContext {
     return true
   }
 
-  private validator(side: 'old' | 'next', located: Located): ValidateFunction | undefined {
+  private validator(side: 'old' | 'next', located: Located): ((value: unknown) => boolean) | undefined {
     if (located.pointer === null) return undefined
-    if (this.ajvs === undefined) {
-      const load = (root: unknown, key: string) => {
-        const ajv = newAjv()
+    if (this.keys === undefined) {
+      // One validator per process, each comparison's two documents added under keys of their own.
+      const ajv = sharedAjv()
+      const add = (root: unknown, key: string) => {
         const copy = typeof root === 'object' && root !== null ? {...(root as Record<string, unknown>)} : root
         if (typeof copy === 'object' && copy !== null) delete (copy as Record<string, unknown>).$id
         ajv.addSchema(copy as object, key)
-        return ajv
+        return key
       }
-      this.ajvs = {old: load(this.oldRoot, 'old'), next: load(this.newRoot, 'next')}
+      const n = ++documents
+      this.keys = {old: add(this.oldRoot, `bq-compat-old-${n}`), next: add(this.newRoot, `bq-compat-new-${n}`)}
     }
     const fragment = located.pointer.split('/').map((s) => encodeURIComponent(s.replace(/~1/g, '/').replace(/~0/g, '~')).replace(/%2F/g, '~1')).join('/')
     try {
-      return this.ajvs[side].getSchema(`${side}#${fragment}`) ?? undefined
+      const validate: ValidateFunction | undefined = sharedAjv().getSchema(`${this.keys[side]}#${fragment}`)
+      return validate === undefined ? undefined : (value) => validate(value) as boolean
     } catch {
       return undefined
     }
   }
 
   private knownFormat(name: string): boolean {
-    if (this.ajvs === undefined) this.validator('old', {schema: true, pointer: ''})
-    return Object.hasOwn((this.ajvs?.next as unknown as {formats: Record<string, unknown>}).formats ?? {}, name)
+    return Object.hasOwn((sharedAjv() as unknown as {formats: Record<string, unknown>}).formats ?? {}, name)
   }
 
   private keyOf(located: Located): string {
@@ -201,6 +204,25 @@ class Comparison implements CompareContext {
     let id = this.ids.get(located.schema)
     if (id === undefined) this.ids.set(located.schema, (id = ++this.lastId))
     return `#${id}`
+  }
+}
+
+let ajv: Ajv | undefined
+let documents = 0
+const sharedAjv = (): Ajv => (ajv ??= newAjv())
+
+const SIMPLE = new Set(['enum', 'const', 'type'])
+
+/** Whether a value is valid, for a schema of nothing but enum, const and type; undefined for any other. */
+function simpleAccepts(flat: FlatSchema): ((value: unknown) => boolean) | undefined {
+  if (flat.residual.length > 0 || [...flat.keywords.keys()].some((k) => !SIMPLE.has(k))) return undefined
+  const types = admittedTypes(flat, ALL_TYPES)
+  const values = flat.keywords.has('const') ? [flat.keywords.get('const')!.value] : (flat.keywords.get('enum')?.value as unknown[] | undefined)
+  if (values !== undefined && !Array.isArray(values)) return undefined
+  return (value) => {
+    const type = typeOfValue(value)
+    if (!types.has(type) && !(type === 'integer' && types.has('number'))) return false
+    return values === undefined || values.some((v) => deepEqual(v, value))
   }
 }
 
