@@ -69,7 +69,7 @@ function measure(command, args, options = {}) {
   return {seconds, rssMiB: kb / 1024, status: result.status}
 }
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]
-function repeat(command, args, times = 5, options) {
+function repeat(command, args, times = 3, options) {
   const runs = Array.from({length: times}, () => measure(command, args, options))
   return {seconds: median(runs.map((r) => r.seconds)), rssMiB: Math.max(...runs.map((r) => r.rssMiB)), status: runs[0].status}
 }
@@ -79,8 +79,8 @@ const files = Array.from({length: count}, (_, i) => `schemas/event-${i}.json`)
 const catInput = files.map((f) => `HEAD:${f}\n`).join('')
 // `git show` once per file, as a script would: the cost of reading the old side naively.
 writeFileSync(path.join(repo, 'show-all.sh'), `for f in ${files.join(' ')}; do git show HEAD:$f > /dev/null; done\n`)
-const showAll = repeat('sh', ['show-all.sh'], 3)
-const catFile = repeat('git', ['cat-file', '--batch'], 5, {input: catInput})
+const showAll = repeat('sh', ['show-all.sh'], 1)
+const catFile = repeat('git', ['cat-file', '--batch'], 3, {input: catInput})
 const validate = repeat('node', [bin, 'validate', 'messages.jsonl', '--registry', 'registry.json', '--quiet'])
 const unchanged = repeat('node', [bin, 'schema', 'compat', '--registry', 'registry.json', '--against', 'HEAD'])
 change(0.1)
@@ -88,7 +88,7 @@ const tenth = repeat('node', [bin, 'schema', 'compat', '--registry', 'registry.j
 change(1)
 const all = repeat('node', [bin, 'schema', 'compat', '--registry', 'registry.json', '--against', 'HEAD'])
 const check = repeat('node', [bin, 'schema', 'check', '--registry', 'registry.json'])
-const nodeStart = repeat('node', ['-e', '0'], 11)
+const nodeStart = repeat('node', ['-e', '0'], 5)
 
 const row = (label, r, base) => `| ${label} | ${r.seconds.toFixed(2)} s | ${r.rssMiB.toFixed(0)} MiB | exit ${r.status} | ${base ? `${(r.seconds / base.seconds).toFixed(2)}×` : '—'} |`
 console.log([
@@ -96,7 +96,7 @@ console.log([
   '',
   '| run | time (median) | peak RSS | exit | vs bq validate |',
   '| --- | ---: | ---: | ---: | ---: |',
-  row(`baseline: \`git show HEAD:file\` × ${count} (median of 3)`, showAll, validate),
+  row(`baseline: \`git show HEAD:file\` × ${count} (one run)`, showAll, validate),
   row(`baseline: one \`git cat-file --batch\` for ${count} files`, catFile, validate),
   row(`baseline: \`bq validate\` ${count} envelopes, same registry`, validate),
   row('`bq schema compat --against HEAD`, nothing changed', unchanged, validate),
