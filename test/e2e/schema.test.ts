@@ -261,16 +261,28 @@ describe('bq schema export-asyncapi', () => {
     assert.equal(document.components.schemas['users.registered'].properties.email['x-gdpr-sensitive'], 'email')
   })
 
-  test('stdout by default; an entry outside the registry folder is a usage error (exit 2)', async () => {
+  test('stdout by default; an entry outside the registry folder, or a $ref cycle, is a usage error (exit 2)', async () => {
     const outside = copyRegistry('outside')
     editJson(path.join(outside, 'registry.json'), (r) => {
       r.schemas.push({urn: 'urn:babel:x:y', schema: '../registry-examples-elsewhere.json'})
     })
-    const [stdout, refused] = await Promise.all([runBq(['schema', 'export-asyncapi', '-r', registry]), runBq(['schema', 'export-asyncapi', '-r', path.join(outside, 'registry.json')])])
+    const cyclic = copyRegistry('cyclic')
+    editJson(path.join(cyclic, 'schemas', 'orders-created.json'), (s) => {
+      s.definitions = {a: {$ref: '#/definitions/b'}, b: {$ref: '#/definitions/a'}}
+      s.properties.amount = {$ref: '#/definitions/a'}
+    })
+    const [stdout, refused, cycle] = await Promise.all([
+      runBq(['schema', 'export-asyncapi', '-r', registry]),
+      runBq(['schema', 'export-asyncapi', '-r', path.join(outside, 'registry.json')]),
+      runBq(['schema', 'gdpr', '-r', path.join(cyclic, 'registry.json')]),
+    ])
     assert.equal(stdout.code, 0)
     assert.equal(JSON.parse(stdout.stdout).asyncapi, '3.0.0')
     assert.equal(refused.code, 2)
     assert.match(refused.stderr, /^Error: .*urn:babel:x:y\) points outside the registry's folder/)
+    assert.equal(cycle.code, 2)
+    assert.match(cycle.stderr, /^Error: urn:babel:orders:created \(.*orders-created\.json\): \$ref #\/definitions\/. is a reference cycle/)
+    assert.ok(!hasStackTrace(refused.stderr + cycle.stderr))
   })
 })
 

@@ -85,6 +85,7 @@ const cases: Case[] = [
   ['property removed from an open object', O({properties: {a: S}}), O(), null],
   ['property retyped', O({properties: {a: S}}), O({properties: {a: I}}), 'type.narrowed'],
   ['optional property added to a closed object', closed({a: S}), closed({a: S, b: S}), null],
+  ['optional property added to an object whose additionalProperties is {}', O({additionalProperties: {}}), O({additionalProperties: {}, properties: {b: S}}), 'property.added-open', 'warning'],
   ['optional property added to an open object', O({properties: {a: S}}), O({properties: {a: S, b: S}}), 'property.added-open', 'warning'],
   ['annotations only', O({properties: {a: S}}), O({properties: {a: {type: 'string', description: 'd', title: 't', 'x-gdpr-sensitive': 'email', examples: ['x'], default: 'y'}}}), null],
   ['additionalProperties closed', O(), O({additionalProperties: false}), 'additionalProperties.closed'],
@@ -171,6 +172,12 @@ describe('schema compat rules', () => {
     const cyclic = {definitions: {a: {$ref: '#/definitions/b'}, b: {$ref: '#/definitions/a'}}, properties: {x: {$ref: '#/definitions/a'}}}
     assert.throws(() => compareSchemas(cyclic, {}), (error: unknown) => error instanceof BqError && error.exitCode === 2 && /cycle/.test(error.message))
     assert.throws(() => compareSchemas({}, {$ref: '#/definitions/missing'}), (error: unknown) => error instanceof BqError && error.exitCode === 2 && /points at nothing/.test(error.message))
+  })
+
+  test('a schema that is not one, or of a draft bq does not read, is a usage error', () => {
+    const usage = (error: unknown) => error instanceof BqError && error.exitCode === 2
+    assert.throws(() => compareSchemas([1], {}), usage)
+    assert.throws(() => compareSchemas({}, {$schema: 'https://json-schema.org/draft/2020-12/schema'}), usage)
   })
 
   test('the next URN to mint', () => {

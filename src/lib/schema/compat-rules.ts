@@ -1,6 +1,6 @@
 import {childPath} from '../envelope/validate.js'
 import type {FlatSchema} from './compat-flatten.js'
-import {deepEqual} from './compat-flatten.js'
+import {deepEqual, isAnnotation} from './compat-flatten.js'
 import type {CompareContext, JsonType, Located} from './compat-types.js'
 import {isSchemaObject} from './refs.js'
 
@@ -181,7 +181,7 @@ export function objectRules(input: RuleInput): void {
   })
   const oldProps = objectOf(value(old, 'properties'))
   const newProps = objectOf(value(next, 'properties'))
-  const oldOpen = additional(old).schema === true && Object.keys(objectOf(value(old, 'patternProperties'))).length === 0
+  const oldOpen = isTrivial(additional(old).schema) && Object.keys(objectOf(value(old, 'patternProperties'))).length === 0
   for (const name of new Set([...Object.keys(oldProps), ...Object.keys(newProps)])) {
     const before = propertySchemas(old, name)
     const after = propertySchemas(next, name)
@@ -301,6 +301,8 @@ function notRule({old, next, ctx, path, types}: RuleInput): void {
   if (excluded.length > 0) ctx.report({severity: 'breaking', rule: 'not.added', path, schemaPath: where(next, 'not'), message: `not added: ${excluded.join(' / ')} values it matches were valid and are now rejected`})
 }
 
+/** `true`, or a schema of annotations only (`{}`, `{"description": …}`): it accepts everything. */
+const isTrivial = (schema: unknown): boolean => schema === true || (isSchemaObject(schema) && Object.keys(schema).every(isAnnotation))
 const stringList = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [])
 const objectOf = (v: unknown): Record<string, unknown> => (isSchemaObject(v) ? v : {})
 const escape = (key: string) => key.replace(/~/g, '~0').replace(/\//g, '~1')

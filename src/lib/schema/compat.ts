@@ -8,7 +8,7 @@ import type {RuleInput} from './compat-rules.js'
 import {JSON_TYPES} from './compat-types.js'
 import type {CompareContext, CompatFinding, JsonType, Located, SubCompare} from './compat-types.js'
 import {refProblems} from './refs.js'
-import {newAjv} from './registry.js'
+import {newAjv, requireSupportedDraft} from './registry.js'
 
 /**
  * `bq schema compat`: every way data valid under OLD could be rejected by NEW. The comparison
@@ -26,6 +26,8 @@ export interface CompatResult {
 
 export function compareSchemas(oldSchema: unknown, newSchema: unknown): CompatResult {
   for (const [side, root] of [['old', oldSchema], ['new', newSchema]] as const) {
+    if (typeof root !== 'boolean' && (typeof root !== 'object' || root === null || Array.isArray(root))) throw new UsageError(`${side} schema is not a JSON Schema (an object, or true/false)`, 'registry')
+    requireSupportedDraft(root, `${side} schema`)
     const problem = refProblems(root)[0]
     if (problem) throw new UsageError(`${side} schema: ${problem.message} (at ${problem.pointer})`, 'registry')
   }

@@ -2,6 +2,7 @@ import {readFileSync} from 'node:fs'
 import {dirname, isAbsolute, relative, resolve} from 'node:path'
 
 import {UsageError, describeError} from '../errors.js'
+import {refProblems} from './refs.js'
 
 /**
  * Reading a babelqueue-registry manifest (`registry.json`) and its schema files, without
@@ -30,7 +31,10 @@ export interface Manifest {
 }
 
 export interface ReadManifestOptions {
-  /** Refuse an entry whose file lies outside the registry's folder (the `bq schema` commands). */
+  /**
+   * The `bq schema` commands: refuse an entry whose file lies outside the registry's folder, or
+   * whose schema has a `$ref` that cannot be followed (not local, dangling, a cycle).
+   */
   confined?: boolean
 }
 
@@ -60,6 +64,12 @@ export function readManifest(path: string, options: ReadManifestOptions = {}): M
       throw new UsageError(`${path}: schemas[${index}] (${entry.urn}) has no "schema"`, 'registry')
     }
   })
+  if (options.confined) {
+    for (const entry of entries) {
+      const problem = refProblems(entry.schema)[0]
+      if (problem) throw new UsageError(`${entry.urn} (${entry.schemaPath}): ${problem.message} (at ${problem.pointer})`, 'registry')
+    }
+  }
   return {path: registryPath, raw: raw as Record<string, unknown>, entries}
 }
 

@@ -84,11 +84,16 @@ export function newAjv(): Ajv {
   return ajv
 }
 
-export function compile(ajv: Ajv, schema: unknown, label: string): ValidateFunction {
+/** Refuses a schema that declares a draft bq's validator does not read (2019-09, 2020-12). */
+export function requireSupportedDraft(schema: unknown, label: string): void {
   const declared = (schema as {$schema?: unknown})?.$schema
   if (typeof declared === 'string' && !/draft-07|draft-06|draft-04/.test(declared)) {
     throw new UsageError(`${label}: $schema ${declared} is not supported (bq validates draft-07 schemas)`, 'registry')
   }
+}
+
+export function compile(ajv: Ajv, schema: unknown, label: string): ValidateFunction {
+  requireSupportedDraft(schema, label)
   try {
     return ajv.compile(schema as object)
   } catch (error) {
