@@ -259,6 +259,15 @@ describe('bq schema export-asyncapi', () => {
     assert.deepEqual(message.payload.required, ['job', 'trace_id', 'data', 'meta', 'attempts'])
     assert.deepEqual(message.payload.properties.data, {$ref: '#/components/schemas/users.registered'})
     assert.equal(document.components.schemas['users.registered'].properties.email['x-gdpr-sensitive'], 'email')
+    const [junit, github, noFile] = await Promise.all([
+      runBq(['schema', 'export-asyncapi', '-r', registry, '-o', path.join(dir, 'asyncapi-2.json'), '--format', 'junit']),
+      runBq(['schema', 'export-asyncapi', '-r', registry, '-o', path.join(dir, 'asyncapi-3.json'), '--format', 'github']),
+      runBq(['schema', 'export-asyncapi', '-r', registry, '--format', 'junit']),
+    ])
+    assert.equal(junit.code, 0)
+    assert.match(junit.stdout, /<testsuites name="bq schema export-asyncapi" tests="2" failures="0">/)
+    assert.match(github.stdout, /^::notice file=[^,]*registry\.json,title=bq schema export-asyncapi::wrote .*asyncapi-3\.json: AsyncAPI 3\.0\.0, 2 channels$/m)
+    assert.equal(noFile.code, 2)
   })
 
   test('stdout by default; an entry outside the registry folder, or a $ref cycle, is a usage error (exit 2)', async () => {

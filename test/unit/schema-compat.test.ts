@@ -122,6 +122,12 @@ const cases: Case[] = [
   ['oneOf branch removed', {oneOf: [S, I]}, {oneOf: [S]}, 'oneOf.branch-removed'],
   ['oneOf branch added', {oneOf: [S, I]}, {oneOf: [S, I, N]}, 'oneOf.branch-added', 'unproven'],
   ['oneOf unchanged but reordered', {oneOf: [S, I]}, {oneOf: [I, S]}, null],
+  ['oneOf branch added that overlaps no other', {oneOf: [S, I]}, {oneOf: [S, I, {type: 'boolean'}]}, null],
+  ['oneOf branch widened into another branch', {oneOf: [{type: 'integer', minimum: 10}, {type: 'integer', maximum: 5}]}, {oneOf: [{type: 'integer', minimum: 0}, {type: 'integer', maximum: 5}]}, 'oneOf.branch-widened', 'unproven'],
+  ['oneOf branch widened without overlap', {oneOf: [S, I]}, {oneOf: [S, N]}, null],
+  ['oneOf added over disjoint types', {type: ['string', 'integer']}, {oneOf: [I, S]}, null],
+  ['oneOf added over overlapping branches', N, {oneOf: [I, N]}, 'oneOf.added', 'unproven'],
+  ['a declared property forbidden', O({properties: {a: S}}), O({properties: {a: false}}), 'property.forbidden'],
   // not
   ['not added', O(), {type: 'object', not: {required: ['a']}}, 'not.added'],
   ['not added that excludes nothing OLD allowed', S, {type: 'string', not: N}, null],

@@ -186,7 +186,7 @@ export function objectRules(input: RuleInput): void {
     const before = propertySchemas(old, name)
     const after = propertySchemas(next, name)
     const at = childPath(path, name)
-    const falseRule = Object.hasOwn(oldProps, name) && !Object.hasOwn(newProps, name) ? 'property.removed' : 'additionalProperties.closed'
+    const falseRule = Object.hasOwn(newProps, name) ? 'property.forbidden' : Object.hasOwn(oldProps, name) ? 'property.removed' : 'additionalProperties.closed'
     if (!Object.hasOwn(oldProps, name) && oldOpen && Object.hasOwn(newProps, name)) {
       // An optional field added to an open object: data that already carried the name with
       // another value would now be rejected. Compatible by the registry's policy, but said.
@@ -264,8 +264,13 @@ export function combinatorRules(input: RuleInput): void {
           ctx.report({severity: 'breaking', rule: `${keyword}.branch-removed`, path, side: 'old', schemaPath: branch.pointer ?? '', message: `${keyword} branch ${i} removed and no remaining branch accepts what it accepted`})
         }
       })
-      if (keyword === 'oneOf' && branches.some((_, j) => !matched.has(j))) {
-        ctx.report({severity: 'unproven', rule: 'oneOf.branch-added', path, schemaPath: after.pointer ?? '', message: 'oneOf gained a branch: cannot prove no valid value now matches two branches (oneOf rejects those)'})
+      if (keyword === 'oneOf') {
+        // oneOf wants exactly one match: a new or widened branch must not overlap another one.
+        branches.forEach((branch, j) => {
+          if (oldBranches.some((o) => deepEqual(o.schema, branch.schema)) || !overlapsOthers(ctx, branches, j)) return
+          const rule = matched.has(j) ? 'oneOf.branch-widened' : 'oneOf.branch-added'
+          ctx.report({severity: 'unproven', rule, path, schemaPath: branch.pointer ?? '', message: `oneOf branch ${j} ${matched.has(j) ? 'widened' : 'added'}: it may overlap another branch, and a value matching two branches is rejected`})
+        })
       }
       continue
     }
@@ -273,8 +278,8 @@ export function combinatorRules(input: RuleInput): void {
     const uncovered = [...input.types].filter((type) => !branches.some((b) => ctx.probe(old.origin, b, {domain: new Set([type])}).length === 0))
     if (uncovered.length > 0) {
       ctx.report({severity: 'breaking', rule: `${keyword}.added`, path, schemaPath: after.pointer ?? '', message: `${keyword} added: no branch accepts every ${uncovered.join(' / ')} value that was valid`})
-    } else if (keyword === 'oneOf' && branches.length > 1) {
-      ctx.report({severity: 'unproven', rule: 'oneOf.added', path, schemaPath: after.pointer ?? '', message: 'oneOf added: cannot prove no valid value matches two of its branches'})
+    } else if (keyword === 'oneOf' && branches.some((_, j) => overlapsOthers(ctx, branches, j))) {
+      ctx.report({severity: 'unproven', rule: 'oneOf.added', path, schemaPath: after.pointer ?? '', message: 'oneOf added: its branches accept the same kinds of value, so cannot prove no valid value matches two of them'})
     }
   }
   notRule(input)
@@ -282,6 +287,16 @@ export function combinatorRules(input: RuleInput): void {
   if (conditional.length > 0 && next.keywords.has('if')) {
     ctx.report({severity: 'unproven', rule: 'if.changed', path, schemaPath: where(next, conditional[0]), message: `${conditional.join('/')} added or changed: conditional schemas are not compared`})
   }
+}
+
+/** Whether branch `j` can accept a kind of value (a JSON type) another branch accepts too. */
+function overlapsOthers(ctx: CompareContext, branches: Located[], j: number): boolean {
+  const mine = ctx.typesOf(branches[j], 'new')
+  return branches.some((other, k) => {
+    if (k === j) return false
+    const theirs = ctx.typesOf(other, 'new')
+    return [...mine].some((t) => theirs.has(t) || (t === 'integer' && theirs.has('number')) || (t === 'number' && theirs.has('integer')))
+  })
 }
 
 function notRule({old, next, ctx, path, types}: RuleInput): void {
