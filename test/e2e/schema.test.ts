@@ -145,10 +145,16 @@ describe('bq schema compat', () => {
     editJson(path.join(repo, 'registry.json'), (r) => {
       r.schemas = [r.schemas[0], {urn: 'urn:babel:orders:shipped', schema: 'schemas/orders-created.v2-breaking.json'}]
     })
-    const [json, github] = await Promise.all([
+    const sample = write('registry-sample.jsonl', `${envelopeLine({order_id: 1, amount: 5, currency: 'TRY'})}\n${envelopeLine({order_id: 2, amount: 5, currency: 'EUR'})}\n`)
+    const [json, github, sampled] = await Promise.all([
       runBq(['schema', 'compat', '-r', path.join(repo, 'registry.json'), '--against', 'HEAD', '--json']),
       runBq(['schema', 'compat', '-r', path.join(repo, 'registry.json'), '--against', 'HEAD', '--format', 'github']),
+      runBq(['schema', 'compat', '-r', path.join(repo, 'registry.json'), '--against', 'HEAD', '--sample', sample, '--quiet']),
     ])
+    assert.equal(sampled.code, 1)
+    assert.match(sampled.stdout, /sample .*registry-sample\.jsonl\s+2 checked, 1 rejected by NEW, 1 of them accepted by OLD/)
+    assert.match(sampled.stdout, /rejected urn:babel:orders:created .*\$\.data\.currency must be one of "USD", "EUR"/)
+    assert.doesNotMatch(sampled.stdout, /urn:babel:orders:shipped/, '--quiet leaves out the URNs without findings')
     assert.equal(json.code, 1)
     const result = jsonResult(json.stdout) as {urns: Array<{urn: string; status: string; suggested_urn?: string; findings: Array<{rule: string; line?: number}>}>}
     const byUrn = Object.fromEntries(result.urns.map((u) => [u.urn, u]))

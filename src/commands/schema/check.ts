@@ -1,3 +1,5 @@
+import {Flags} from '@oclif/core'
+
 import {BqCommand} from '../../lib/cli/base-command.js'
 import {sharedFlags} from '../../lib/cli/flags.js'
 import {InvalidInputError, UsageError} from '../../lib/errors.js'
@@ -18,6 +20,7 @@ Exit status: 0 when the registry is sound, 1 when any entry is broken, 2 when re
   static override flags = {
     registry: sharedFlags.registry,
     format: sharedFlags.ciFormat,
+    quiet: Flags.boolean({char: 'q', description: 'text format: print only the entries with problems, and the summary'}),
   }
 
   async run(): Promise<RegistryCheck> {
@@ -28,7 +31,7 @@ Exit status: 0 when the registry is sound, 1 when any entry is broken, 2 when re
     if (!this.jsonEnabled()) {
       const out = new OutputWriter()
       const summary = `${result.entries.length} schema${result.entries.length === 1 ? '' : 's'} in ${result.registry}: ${result.errors === 0 ? 'all sound' : `${result.entries.filter((e) => e.issues.some((i) => i.severity === 'error')).length} broken`} (${result.errors} error${result.errors === 1 ? '' : 's'}, ${result.warnings} warning${result.warnings === 1 ? '' : 's'})`
-      writeSchemaReport(out, flags.format as SchemaFormat, {command: 'bq schema check', cases: result.entries.map((e) => ({name: e.urn, file: e.file, issues: e.issues})), summary})
+      writeSchemaReport(out, flags.format as SchemaFormat, {command: 'bq schema check', cases: result.entries.map((e) => ({name: e.urn, file: e.file, issues: e.issues})), summary}, {quiet: flags.quiet})
       await out.flush()
     }
     if (result.errors > 0) throw new InvalidInputError(`${result.errors} problem${result.errors === 1 ? '' : 's'} in ${result.registry}`, result)

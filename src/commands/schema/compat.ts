@@ -48,6 +48,7 @@ Exit status: 0 compatible, 1 breaking (or --strict and anything unproven), 7 not
     urn: Flags.string({description: 'with OLD.json NEW.json and --sample: check only the sample\'s envelopes of this URN'}),
     strict: Flags.boolean({description: 'fail (exit 1) on changes that cannot be proven compatible, and on warnings'}),
     format: sharedFlags.ciFormat,
+    quiet: Flags.boolean({char: 'q', description: 'text format: print only the URNs or files with problems, and the summary'}),
   }
 
   async run(): Promise<CompatJson> {
@@ -57,7 +58,8 @@ Exit status: 0 compatible, 1 breaking (or --strict and anything unproven), 7 not
     if (registryMode && flags.against === undefined) throw new UsageError('--registry needs --against REF (the git ref to compare with)')
     if (!registryMode && (args.old === undefined || args.new === undefined)) throw new UsageError('give OLD.json and NEW.json (or --registry R --against REF)')
     const report = await import('../../lib/schema/compat-report.js')
-    const {checkSample} = await import('../../lib/schema/compat-sample.js')
+    // The sample reader (envelopes, ajv) loads only when there is a sample.
+    const sampling = flags.sample === undefined ? undefined : await import('../../lib/schema/compat-sample.js')
     let result: CompatJson
     let schemaReport: SchemaReport
     if (registryMode) {
@@ -68,7 +70,7 @@ Exit status: 0 compatible, 1 breaking (or --strict and anything unproven), 7 not
       const all = urns.flatMap((u) => u.findings)
       const removed = urns.filter((u) => u.status === 'removed').length
       const counts = {breaking: all.filter((f) => f.severity === 'breaking').length + removed, unproven: all.filter((f) => f.severity === 'unproven').length, warnings: all.filter((f) => f.severity === 'warning').length}
-      const sample = flags.sample === undefined ? undefined : await checkSample(flags.sample, (urn) => (urn === undefined ? undefined : compat.schemas.get(urn)))
+      const sample = sampling && (await sampling.checkSample(flags.sample!, (urn) => (urn === undefined ? undefined : compat.schemas.get(urn))))
       const verdict = report.verdictOf(counts, sample)
       const count = (status: string) => urns.filter((u) => u.status === status).length
       result = {verdict, ...counts, registry: compat.registry, against: compat.against, urns, ...(sample ? {sample} : {})}
@@ -81,7 +83,7 @@ Exit status: 0 compatible, 1 breaking (or --strict and anything unproven), 7 not
       const compat = compareSchemas(old.value, next.value)
       const shown = (file: string) => relative(process.cwd(), file) || file
       const findings = report.findingsJson(compat, {old: {file: shown(args.old!), text: old.text}, next: {file: shown(args.new!), text: next.text}})
-      const sample = flags.sample === undefined ? undefined : await checkSample(flags.sample, (urn) => (flags.urn === undefined || urn === flags.urn ? {old: old.value, next: next.value} : undefined))
+      const sample = sampling && (await sampling.checkSample(flags.sample!, (urn) => (flags.urn === undefined || urn === flags.urn ? {old: old.value, next: next.value} : undefined)))
       const counts = {breaking: compat.breaking, unproven: compat.unproven, warnings: compat.warnings}
       const verdict = report.verdictOf(counts, sample)
       result = {verdict, ...counts, old: shown(args.old!), new: shown(args.new!), findings, ...(sample ? {sample} : {})}
@@ -91,7 +93,7 @@ Exit status: 0 compatible, 1 breaking (or --strict and anything unproven), 7 not
     }
     if (!this.jsonEnabled()) {
       const out = new OutputWriter()
-      writeSchemaReport(out, flags.format as SchemaFormat, schemaReport)
+      writeSchemaReport(out, flags.format as SchemaFormat, schemaReport, {quiet: flags.quiet})
       await out.flush()
     }
     const failsStrict = flags.strict && (result.unproven > 0 || result.warnings > 0)

@@ -40,10 +40,11 @@ export interface SchemaReport {
   summary: string
 }
 
-export function writeSchemaReport(out: OutputWriter, format: SchemaFormat, report: SchemaReport): void {
+/** `quiet`: text output shows only the cases with issues (a registry of 500 unchanged URNs is one line). */
+export function writeSchemaReport(out: OutputWriter, format: SchemaFormat, report: SchemaReport, options: {quiet?: boolean} = {}): void {
   if (format === 'github') github(out, report)
   else if (format === 'junit') junit(out, report)
-  else text(out, report)
+  else text(out, options.quiet ? {...report, cases: report.cases.filter((c) => c.issues.length > 0)} : report)
 }
 
 const where = (issue: SchemaIssue) => (issue.file === undefined ? '' : `${issue.file}${issue.line === undefined ? '' : `:${issue.line}`}`)
