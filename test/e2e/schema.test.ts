@@ -265,6 +265,19 @@ describe('bq schema export-asyncapi', () => {
     assert.deepEqual(message.payload.required, ['job', 'trace_id', 'data', 'meta', 'attempts'])
     assert.deepEqual(message.payload.properties.data, {$ref: '#/components/schemas/users.registered'})
     assert.equal(document.components.schemas['users.registered'].properties.email['x-gdpr-sensitive'], 'email')
+    // A schema with definitions: its local $refs are rewritten to point into components.schemas.
+    const withRefs = copyRegistry('asyncapi-refs')
+    editJson(path.join(withRefs, 'schemas', 'orders-created.json'), (s) => {
+      s.definitions = {money: {type: 'number', minimum: 0}}
+      s.properties.amount = {$ref: '#/definitions/money'}
+    })
+    const refsFile = path.join(dir, 'asyncapi-refs.json')
+    const refs = await runBq(['schema', 'export-asyncapi', '-r', path.join(withRefs, 'registry.json'), '-o', refsFile])
+    assert.equal(refs.code, 0, refs.stderr)
+    const refsDocument = JSON.parse(readFileSync(refsFile, 'utf8'))
+    assert.ok(validate(refsDocument), JSON.stringify(validate.errors?.slice(0, 5)))
+    assert.deepEqual(refsDocument.components.schemas['orders.created'].properties.amount, {$ref: '#/components/schemas/orders.created/definitions/money'})
+    assert.equal(refsDocument.components.schemas['orders.created'].$schema, undefined)
     const [junit, github, noFile] = await Promise.all([
       runBq(['schema', 'export-asyncapi', '-r', registry, '-o', path.join(dir, 'asyncapi-2.json'), '--format', 'junit']),
       runBq(['schema', 'export-asyncapi', '-r', registry, '-o', path.join(dir, 'asyncapi-3.json'), '--format', 'github']),

@@ -91,7 +91,7 @@ export function checkRegistry(registryPath: string): RegistryCheck {
     } else if (typeof entry.schema === 'object' && entry.schema !== null) {
       schema = entry.schema
       file = registryFile
-      lines = {lineOf: (pointer: string) => manifestLines.lineOf(`${at}/schema${pointer}`)} as SchemaLines
+      lines = new SchemaLines(manifestText, `${at}/schema`)
     } else {
       problem('schema.missing', `${urn} has no "schema"`)
       return

@@ -10,9 +10,11 @@ export class SchemaLines {
   private root: JsonNode | undefined
   private parsed = false
 
-  constructor(private readonly text: string) {}
+  /** `base`: where the schema sits in the file (an inline schema of registry.json: `/schemas/3/schema`). */
+  constructor(private readonly text: string, private readonly base = '') {}
 
-  lineOf(pointer: string): number | undefined {
+  lineOf(schemaPointer: string): number | undefined {
+    const pointer = this.base + schemaPointer
     if (!this.parsed) {
       this.parsed = true
       try {
