@@ -1,7 +1,7 @@
 import {childPath} from '../envelope/validate.js'
 import type {FlatSchema} from './compat-flatten.js'
 import {deepEqual, isAnnotation} from './compat-flatten.js'
-import type {CompareContext, JsonType, Located} from './compat-types.js'
+import type {CompareContext, CompatFinding, JsonType, Located} from './compat-types.js'
 import {isSchemaObject} from './refs.js'
 
 /**
@@ -257,6 +257,13 @@ export function combinatorRules(input: RuleInput): void {
           matched.add(j)
           return
         }
+        // Covered but for the open-object policy (an optional property added): a warning, as at the top.
+        const lenient = order.find((candidate) => onlyWarnings(ctx.probe(branch, branches[candidate])))
+        if (lenient !== undefined) {
+          matched.add(lenient)
+          ctx.report({severity: 'warning', rule: `${keyword}.branch-narrowed`, path, schemaPath: branches[lenient].pointer ?? '', message: `${keyword} branch ${lenient} accepts what branch ${i} did, except data that already carried a property it now declares (${ctx.probe(branch, branches[lenient])[0].rule})`})
+          return
+        }
         if (i < branches.length) {
           const why = ctx.probe(branch, branches[i])[0]
           ctx.report({severity: 'breaking', rule: `${keyword}.branch-narrowed`, path, schemaPath: branches[i].pointer ?? '', message: `${keyword} branch ${i} narrowed and no other branch accepts what it accepted (${why.rule} at ${why.path}: ${why.message})`})
@@ -275,7 +282,12 @@ export function combinatorRules(input: RuleInput): void {
       continue
     }
     // Added: for each kind of value OLD accepts, one branch must accept all of it.
-    const uncovered = [...input.types].filter((type) => !branches.some((b) => ctx.probe(old.origin, b, {domain: new Set([type])}).length === 0))
+    const verdicts = [...input.types].map((type) => ({type, found: branches.map((b) => ctx.probe(old.origin, b, {domain: new Set([type])}))}))
+    const uncovered = verdicts.filter((v) => !v.found.some((f) => f.length === 0 || onlyWarnings(f))).map((v) => v.type)
+    const lenient = verdicts.filter((v) => !v.found.some((f) => f.length === 0) && v.found.some((f) => onlyWarnings(f))).map((v) => v.type)
+    if (uncovered.length === 0 && lenient.length > 0) {
+      ctx.report({severity: 'warning', rule: `${keyword}.added`, path, schemaPath: after.pointer ?? '', message: `${keyword} added: its branches accept every ${lenient.join(' / ')} value that was valid, except data that already carried a property a branch now declares`})
+    }
     if (uncovered.length > 0) {
       ctx.report({severity: 'breaking', rule: `${keyword}.added`, path, schemaPath: after.pointer ?? '', message: `${keyword} added: no branch accepts every ${uncovered.join(' / ')} value that was valid`})
     } else if (keyword === 'oneOf' && branches.some((_, j) => overlapsOthers(ctx, branches, j))) {
@@ -288,6 +300,9 @@ export function combinatorRules(input: RuleInput): void {
     ctx.report({severity: 'unproven', rule: 'if.changed', path, schemaPath: where(next, conditional[0]), message: `${conditional.join('/')} added or changed: conditional schemas are not compared`})
   }
 }
+
+/** Findings that are all warnings (and some): covered but for the open-object policy. */
+const onlyWarnings = (findings: CompatFinding[]): boolean => findings.length > 0 && findings.every((f) => f.severity === 'warning')
 
 /** Whether branch `j` can accept a kind of value (a JSON type) another branch accepts too. */
 function overlapsOthers(ctx: CompareContext, branches: Located[], j: number): boolean {
@@ -306,7 +321,7 @@ function notRule({old, next, ctx, path, types}: RuleInput): void {
   if (before !== undefined) {
     if (deepEqual(before.value, after.value)) return
     // OLD excludes B, NEW excludes A: fine when everything A matches, B matched too (A ⊆ B).
-    if (ctx.probe({schema: after.value, pointer: after.pointer}, {schema: before.value, pointer: before.pointer}).length === 0) return
+    if (ctx.probeReversed({schema: after.value, pointer: after.pointer}, {schema: before.value, pointer: before.pointer}).length === 0) return
     ctx.report({severity: 'unproven', rule: 'not.changed', path, schemaPath: where(next, 'not'), message: 'not changed: cannot prove the new excluded values were excluded before'})
     return
   }

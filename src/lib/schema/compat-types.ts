@@ -34,6 +34,8 @@ export interface CompareContext {
   compare(old: Located, next: Located, path: string, options?: SubCompare): void
   /** The findings comparing two sub-schemas would give, without recording them. */
   probe(old: Located, next: Located, options?: SubCompare): CompatFinding[]
+  /** The same, with a NEW sub-schema in OLD's place and an OLD one in NEW's (is NEW's `not` within OLD's?). */
+  probeReversed(fromNew: Located, fromOld: Located): CompatFinding[]
   /** The instance types a schema can accept (all of them when it says nothing). */
   typesOf(schema: Located, side: 'old' | 'new'): ReadonlySet<JsonType>
   report(finding: Omit<CompatFinding, 'side'> & {side?: 'old' | 'new'}): void

@@ -28,6 +28,12 @@ export function compareSchemas(oldSchema: unknown, newSchema: unknown): CompatRe
   for (const [side, root] of [['old', oldSchema], ['new', newSchema]] as const) {
     if (typeof root !== 'boolean' && (typeof root !== 'object' || root === null || Array.isArray(root))) throw new UsageError(`${side} schema is not a JSON Schema (an object, or true/false)`, 'registry')
     requireSupportedDraft(root, `${side} schema`)
+    // Against draft-07's meta-schema (cheap: nothing is compiled but the meta-schema, once).
+    const ajv = sharedAjv()
+    if (typeof root === 'object' && !ajv.validateSchema(root as object)) {
+      const first = ajv.errors?.[0]
+      throw new UsageError(`${side} schema is not a valid JSON Schema: ${first ? `${first.instancePath || '/'} ${first.message}` : 'rejected by the draft-07 meta-schema'}`, 'registry')
+    }
     const problem = refProblems(root)[0]
     if (problem) throw new UsageError(`${side} schema: ${problem.message} (at ${problem.pointer})`, 'registry')
   }
@@ -74,10 +80,16 @@ class Comparison implements CompareContext {
     this.findings = []
     try {
       this.compare(old, next, '$', options)
-      return this.findings.filter((f) => f.severity !== 'warning')
+      // Warnings count: a probe proves containment, and the open-object policy is not a proof.
+      return this.findings
     } finally {
       this.findings = kept
     }
+  }
+
+  probeReversed(fromNew: Located, fromOld: Located): CompatFinding[] {
+    // The documents swap places too, so $refs and the value checks look in the right one.
+    return new Comparison(this.newRoot, this.oldRoot).probe(fromNew, fromOld)
   }
 
   report(finding: Omit<CompatFinding, 'side'> & {side?: 'old' | 'new'}): void {
@@ -100,9 +112,11 @@ class Comparison implements CompareContext {
     // OLD is a choice of alternatives: OLD ⊆ NEW when each alternative (with the rest of OLD) is.
     for (const keyword of ['anyOf', 'oneOf']) {
       const branches = old.keywords.get(keyword)?.value
-      if (Array.isArray(branches) && !Array.isArray(next.keywords.get(keyword)?.value) && typeof oldLoc.schema === 'object' && oldLoc.schema !== null) {
-        const rest = {...(oldLoc.schema as Record<string, unknown>)}
-        delete rest[keyword]
+      if (Array.isArray(branches) && !Array.isArray(next.keywords.get(keyword)?.value)) {
+        // The rest is OLD's merged keywords without this one (an unmerged residual is left out:
+        // knowing less of OLD can only make the verdict more cautious), so each level of nested
+        // alternatives is taken apart once.
+        const rest = Object.fromEntries([...old.keywords].filter(([k]) => k !== keyword).map(([k, v]) => [k, v.value]))
         for (const branch of branches) this.compare({schema: {allOf: [rest, branch]}, pointer: null}, next.origin, path, {...options, domain})
         return
       }
@@ -185,8 +199,13 @@ class Comparison implements CompareContext {
         return key
       }
       const n = ++documents
-      this.keys = {old: add(this.oldRoot, `bq-compat-old-${n}`), next: add(this.newRoot, `bq-compat-new-${n}`)}
+      try {
+        this.keys = {old: add(this.oldRoot, `bq-compat-old-${n}`), next: add(this.newRoot, `bq-compat-new-${n}`)}
+      } catch {
+        this.keys = {old: '', next: ''}
+      }
     }
+    if (this.keys.old === '') return undefined
     const fragment = located.pointer.split('/').map((s) => encodeURIComponent(s.replace(/~1/g, '/').replace(/~0/g, '~')).replace(/%2F/g, '~1')).join('/')
     try {
       const validate: ValidateFunction | undefined = sharedAjv().getSchema(`${this.keys[side]}#${fragment}`)
@@ -218,12 +237,15 @@ const SIMPLE = new Set(['enum', 'const', 'type'])
 /** Whether a value is valid, for a schema of nothing but enum, const and type; undefined for any other. */
 function simpleAccepts(flat: FlatSchema): ((value: unknown) => boolean) | undefined {
   if (flat.residual.length > 0 || [...flat.keywords.keys()].some((k) => !SIMPLE.has(k))) return undefined
-  const types = admittedTypes(flat, ALL_TYPES)
-  const values = flat.keywords.has('const') ? [flat.keywords.get('const')!.value] : (flat.keywords.get('enum')?.value as unknown[] | undefined)
+  const declared = flat.keywords.get('type')?.value
+  const types = admittedTypes({...flat, keywords: new Map(declared === undefined ? [] : [['type', {value: declared, pointer: null}]])}, ALL_TYPES)
+  const constant = flat.keywords.get('const')
+  const values = flat.keywords.get('enum')?.value
   if (values !== undefined && !Array.isArray(values)) return undefined
   return (value) => {
     const type = typeOfValue(value)
     if (!types.has(type) && !(type === 'integer' && types.has('number'))) return false
+    if (constant !== undefined && !deepEqual(constant.value, value)) return false
     return values === undefined || values.some((v) => deepEqual(v, value))
   }
 }
