@@ -7,6 +7,7 @@ import assert from 'node:assert/strict'
 import {describe, test} from 'node:test'
 
 import {compareSchemas} from '../../src/lib/schema/compat.js'
+import {newAjv} from '../../src/lib/schema/registry.js'
 import {nextUrn} from '../../src/lib/schema/compat-registry.js'
 import {BqError} from '../../src/lib/errors.js'
 
@@ -190,5 +191,81 @@ describe('schema compat rules', () => {
     assert.equal(nextUrn('urn:babel:orders:created'), 'urn:babel:orders:created.v2')
     assert.equal(nextUrn('urn:babel:orders:created.v2'), 'urn:babel:orders:created.v3')
     assert.equal(nextUrn('urn:babel:orders:created', new Set(['urn:babel:orders:created.v2'])), 'urn:babel:orders:created.v3')
+  })
+})
+
+/**
+ * Differential check against bq's validator: on seeded random schema pairs (NEW mostly a small
+ * mutation of OLD), a "compatible" verdict (no finding at all) must never meet a probe value that
+ * OLD accepts and NEW rejects. Seeded, so a failure reproduces.
+ */
+describe('schema compat agrees with the validator', () => {
+  test('no compatible verdict is contradicted by a probe value (1500 seeded pairs)', () => {
+    let seed = 20261204
+    const random = () => {
+      seed = (seed + 0x6d2b79f5) | 0
+      let t = Math.imul(seed ^ (seed >>> 15), 1 | seed)
+      t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
+      return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+    }
+    const pick = <T>(list: T[]): T => list[Math.floor(random() * list.length)]
+    const types = ['string', 'integer', 'number', 'object', 'array', 'boolean', 'null']
+    const gen: Record<string, (depth: number) => unknown> = {
+      type: () => (random() < 0.7 ? pick(types) : [...new Set([pick(types), pick(types)])]),
+      enum: () => [...new Set([pick(['a', 'b', 1, 2, true, null]), pick(['a', 'c', 3, false])])],
+      const: () => pick(['a', 1, true, null]),
+      minLength: () => pick([0, 1, 2]), maxLength: () => pick([1, 2, 5]), pattern: () => pick(['^a', '^b', 'x$']), format: () => pick(['email', 'uri']),
+      minimum: () => pick([0, 1, 2.5]), maximum: () => pick([5, 10]), exclusiveMinimum: () => pick([0, 1]), exclusiveMaximum: () => pick([5, 10]), multipleOf: () => pick([1, 2, 3, 0.5]),
+      minItems: () => pick([0, 1, 2]), maxItems: () => pick([1, 3]), uniqueItems: () => pick([true, false]), minProperties: () => pick([0, 1]), maxProperties: () => pick([1, 3]),
+      items: (d) => (random() < 0.2 ? [schema(d), schema(d)] : schema(d)), additionalItems: (d) => schema(d), contains: (d) => schema(d),
+      properties: (d) => ({a: schema(d), ...(random() < 0.5 ? {b: schema(d)} : {})}), required: () => pick([['a'], ['b'], ['a', 'b']]),
+      additionalProperties: (d) => schema(d), patternProperties: (d) => ({'^x': schema(d)}), propertyNames: (d) => schema(d), dependencies: (d) => ({a: random() < 0.5 ? ['b'] : schema(d)}),
+      allOf: (d) => [schema(d)], anyOf: (d) => [schema(d), schema(d)], oneOf: (d) => [schema(d), schema(d)], not: (d) => schema(d), if: (d) => schema(d), then: (d) => schema(d),
+    }
+    const keywords = Object.keys(gen)
+    function schema(depth: number): unknown {
+      if (depth <= 0 || random() < 0.15) return pick([true, false, {}, {type: pick(types)}])
+      const node: Record<string, unknown> = {}
+      for (let i = 0, n = 1 + Math.floor(random() * 3); i < n; i++) {
+        const keyword = pick(keywords)
+        node[keyword] = gen[keyword](depth - 1)
+      }
+      return node
+    }
+    function mutate(node: unknown): unknown {
+      if (typeof node !== 'object' || node === null || random() < 0.3) return schema(2)
+      const copy = node as Record<string, unknown>
+      const keys = Object.keys(copy)
+      if (keys.length === 0 || random() < 0.3) {
+        const keyword = pick(keywords)
+        copy[keyword] = gen[keyword](1)
+      } else {
+        const key = pick(keys)
+        if (random() < 0.3) delete copy[key]
+        else copy[key] = gen[key]?.(1) ?? copy[key]
+      }
+      return copy
+    }
+    const probes = [null, true, false, 0, 1, 2, 3, 2.5, -1, 10, 'a', 'b', 'ab', 'x', '', [], [1], ['a', 'a'], [1, 'a'], {}, {a: 1}, {a: 'a'}, {b: 1}, {a: 1, b: 2}, {x1: 1}, {a: [], b: {}}]
+    const ajv = newAjv()
+    let compatible = 0
+    for (let i = 0; i < 1500; i++) {
+      const old = schema(3) as Record<string, unknown>
+      const next = (random() < 0.3 ? schema(3) : mutate(structuredClone(old))) as Record<string, unknown>
+      let findings
+      try {
+        findings = compareSchemas(old, next).findings
+      } catch (error) {
+        assert.ok(error instanceof BqError, `compat threw ${String(error)} on ${JSON.stringify(old)} → ${JSON.stringify(next)}`)
+        continue
+      }
+      if (findings.length > 0) continue
+      compatible++
+      const [acceptsOld, acceptsNew] = [ajv.compile(old as object), ajv.compile(next as object)]
+      for (const value of probes) {
+        assert.ok(!acceptsOld(value) || acceptsNew(value), `compatible, yet ${JSON.stringify(value)} breaks: ${JSON.stringify(old)} → ${JSON.stringify(next)}`)
+      }
+    }
+    assert.ok(compatible > 100, `only ${compatible} compatible pairs were checked`)
   })
 })
