@@ -27,6 +27,10 @@ const LAZY_COMMANDS = {
   replay: lazyCommand(() => import('./replay.js')),
   'runs:list': lazyCommand(() => import('./runs/list.js')),
   'runs:show': lazyCommand(() => import('./runs/show.js')),
+  'schema:check': lazyCommand(() => import('./schema/check.js')),
+  'schema:compat': lazyCommand(() => import('./schema/compat.js')),
+  'schema:export-asyncapi': lazyCommand(() => import('./schema/export-asyncapi.js')),
+  'schema:gdpr': lazyCommand(() => import('./schema/gdpr.js')),
   validate: lazyCommand(() => import('./validate.js')),
 }
 

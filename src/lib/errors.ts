@@ -25,6 +25,8 @@ export const ExitCode = {
    * ACL permission. Retrying the same command cannot help, so it is not exit 4.
    */
   auth: 6,
+  /** `bq schema compat` found changes it cannot prove compatible, and none it knows to break. */
+  unproven: 7,
   /** Hung up (SIGHUP, 128 + 1): stopped as for Ctrl-C; what was in flight is reported. */
   hangup: 129,
   /** Interrupted (SIGINT, Ctrl-C, 128 + 2); what was in flight is reported. */
@@ -127,6 +129,17 @@ export class InvalidInputError extends BqError {
   constructor(message: string, result: unknown) {
     super(message, {exitCode: ExitCode.failure, code: 'invalid-input', result, reported: true})
     this.name = 'InvalidInputError'
+  }
+}
+
+/**
+ * `bq schema compat` could not prove a change compatible (a pattern replaced by another, a
+ * oneOf restructured) and found nothing it knows to break: exit 7, with the full report.
+ */
+export class UnprovenError extends BqError {
+  constructor(message: string, result: unknown) {
+    super(message, {exitCode: ExitCode.unproven, code: 'unproven', result, reported: true})
+    this.name = 'UnprovenError'
   }
 }
 

@@ -24,6 +24,8 @@ export const sharedFlags = {
   until: Flags.string({description: 'only messages before this time (same forms as --since)', helpGroup: 'SELECT'}),
   reason: Flags.string({description: 'why this run is made: recorded with it in the run ledger (bq runs show)'}),
   registry: Flags.string({char: 'r', description: 'babelqueue-registry registry.json with per-URN data schemas'}),
+  // The `bq schema` commands' report formats (src/lib/output/schema-report.ts); --json is the machine format.
+  ciFormat: Flags.string({char: 'f', description: 'report format: text, GitHub workflow annotations (::error file=…,line=…::) or JUnit XML', options: ['text', 'github', 'junit'], default: 'text'}),
   // With --registry, output masks the x-gdpr-sensitive data fields (ops/mask.ts); this shows them.
   unmask: Flags.boolean({description: 'with --registry: show the data fields the registry marks x-gdpr-sensitive in clear (masked by default)', dependsOn: ['registry']}),
 }

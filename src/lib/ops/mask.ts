@@ -1,7 +1,7 @@
 import type {Envelope} from '../envelope/envelope.js'
 import type {JsonNode, Span} from '../envelope/json-tree.js'
 import type {SchemaRegistry} from '../schema/registry.js'
-import type {SensitivePath} from '../schema/sensitive.js'
+import {sensitiveFieldName} from '../schema/sensitive.js'
 
 /**
  * PII masking for what bq shows and exports (peek --json, --jsonl, --follow): each `data` field
@@ -33,7 +33,7 @@ export class Masker {
     for (const sensitive of paths) {
       const nodes = nodesAt(data, sensitive.path)
       if (nodes.length === 0) continue
-      fields.push(fieldName(sensitive))
+      fields.push(sensitiveFieldName(sensitive))
       for (const node of nodes) edits.push({start: node.start, end: node.end, replacement: JSON.stringify(`[masked:${sensitive.category}]`)})
     }
     if (edits.length === 0) return undefined
@@ -53,10 +53,6 @@ function nodesAt(root: JsonNode, path: string[]): JsonNode[] {
     current = next
   }
   return current
-}
-
-function fieldName(sensitive: SensitivePath): string {
-  return ['data', ...sensitive.path].join('.').replaceAll('.*', '[*]')
 }
 
 /** Applies non-overlapping replacements (a span inside another masked span is dropped). */

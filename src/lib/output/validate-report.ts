@@ -1,5 +1,6 @@
 import type {MessageResult, Reporter, ValidateSummary} from '../ops/validate-messages.js'
 import type {OutputWriter} from './writer.js'
+import {escapeData, escapeProperty, xml} from './ci-escape.js'
 import {style} from './style.js'
 
 /**
@@ -38,8 +39,6 @@ export function textReporter(out: OutputWriter, options: {quiet?: boolean}): Fin
 
 /** GitHub Actions workflow commands: annotations on the offending file and line. */
 export function githubReporter(out: OutputWriter): FinishingReporter {
-  const escapeData = (s: string) => s.replace(/%/g, '%25').replace(/\r/g, '%0D').replace(/\n/g, '%0A')
-  const escapeProperty = (s: string) => escapeData(s).replace(/:/g, '%3A').replace(/,/g, '%2C')
   return {
     result(r) {
       for (const p of r.problems) {
@@ -102,15 +101,4 @@ export function junitReporter(out: OutputWriter): FinishingReporter {
       out.line('</testsuites>')
     },
   }
-}
-
-/** Escapes text for XML, dropping characters XML 1.0 cannot carry at all. */
-function xml(text: string): string {
-  return text
-    // eslint-disable-next-line no-control-regex -- XML 1.0 allows exactly these control characters
-    .replace(/[^\x09\x0A\x0D\x20-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]/gu, '\uFFFD')
-    .replace(/&/g, '&amp;')
-    .replace(/</g, '&lt;')
-    .replace(/>/g, '&gt;')
-    .replace(/"/g, '&quot;')
 }

@@ -1,11 +1,9 @@
-import {readFileSync} from 'node:fs'
-import {dirname, resolve} from 'node:path'
-
 import {Ajv} from 'ajv'
 import type {ErrorObject, ValidateFunction} from 'ajv'
 import addFormatsModule from 'ajv-formats'
 
 import {UsageError, describeError} from '../errors.js'
+import {readManifest} from './manifest.js'
 import {childPath} from '../envelope/validate.js'
 import type {Problem} from '../envelope/validate.js'
 import {sensitivePathsOf} from './sensitive.js'
@@ -39,34 +37,16 @@ export class SchemaRegistry {
 
   /** Reads and compiles a registry. Throws UsageError with a one-line reason when it is unusable. */
   static load(path: string): SchemaRegistry {
-    const registryPath = resolve(path)
-    const manifest = readJson(registryPath, 'registry')
-    const list = (manifest as {schemas?: unknown}).schemas
-    if (!Array.isArray(list)) throw new UsageError(`${path}: not a babelqueue registry (expected {"schemas": [{"urn": ..., "schema": ...}]})`, 'registry')
+    const manifest = readManifest(path)
     const ajv = newAjv()
-    const entries: RegistryEntry[] = []
     const validators = new Map<string, ValidateFunction>()
     const schemas = new Map<string, unknown>()
-    list.forEach((item: unknown, index: number) => {
-      const entry = item as {urn?: unknown; schema?: unknown; owner?: unknown; status?: unknown}
-      if (typeof entry?.urn !== 'string' || entry.urn === '') throw new UsageError(`${path}: schemas[${index}] has no "urn"`, 'registry')
-      let schema: unknown
-      let schemaPath: string
-      if (typeof entry.schema === 'string') {
-        schemaPath = resolve(dirname(registryPath), entry.schema)
-        schema = readJson(schemaPath, `schema for ${entry.urn}`)
-      } else if (typeof entry.schema === 'object' && entry.schema !== null) {
-        schemaPath = `${registryPath}#/schemas/${index}/schema`
-        schema = entry.schema
-      } else {
-        throw new UsageError(`${path}: schemas[${index}] (${entry.urn}) has no "schema"`, 'registry')
-      }
-      if (validators.has(entry.urn)) throw new UsageError(`${path}: ${entry.urn} is registered twice`, 'registry')
-      validators.set(entry.urn, compile(ajv, schema, `${entry.urn} (${schemaPath})`))
-      schemas.set(entry.urn, schema)
-      entries.push({urn: entry.urn, schemaPath, owner: stringOrUndefined(entry.owner), status: stringOrUndefined(entry.status)})
-    })
-    return new SchemaRegistry(registryPath, entries, validators, schemas)
+    for (const entry of manifest.entries) {
+      validators.set(entry.urn, compile(ajv, entry.schema, `${entry.urn} (${entry.schemaPath})`))
+      schemas.set(entry.urn, entry.schema)
+    }
+    const entries = manifest.entries.map(({urn, schemaPath, owner, status}) => ({urn, schemaPath, owner, status}))
+    return new SchemaRegistry(manifest.path, entries, validators, schemas)
   }
 
   /** A registry holding one schema, for `--urn` checks and tests. */
@@ -96,7 +76,7 @@ export class SchemaRegistry {
   }
 }
 
-function newAjv(): Ajv {
+export function newAjv(): Ajv {
   // strict: false — unknown keywords such as x-gdpr-sensitive are annotations, not errors.
   const ajv = new Ajv({allErrors: true, strict: false, validateFormats: true})
   const addFormats = (addFormatsModule as unknown as {default?: typeof addFormatsModule}).default ?? addFormatsModule
@@ -104,35 +84,21 @@ function newAjv(): Ajv {
   return ajv
 }
 
-function compile(ajv: Ajv, schema: unknown, label: string): ValidateFunction {
+/** Refuses a schema that declares a draft bq's validator does not read (2019-09, 2020-12). */
+export function requireSupportedDraft(schema: unknown, label: string): void {
   const declared = (schema as {$schema?: unknown})?.$schema
   if (typeof declared === 'string' && !/draft-07|draft-06|draft-04/.test(declared)) {
     throw new UsageError(`${label}: $schema ${declared} is not supported (bq validates draft-07 schemas)`, 'registry')
   }
+}
+
+export function compile(ajv: Ajv, schema: unknown, label: string): ValidateFunction {
+  requireSupportedDraft(schema, label)
   try {
     return ajv.compile(schema as object)
   } catch (error) {
     throw new UsageError(`${label}: not a valid JSON Schema: ${describeError(error)}`, 'registry')
   }
-}
-
-function readJson(path: string, what: string): unknown {
-  let text: string
-  try {
-    text = readFileSync(path, 'utf8')
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code
-    throw new UsageError(`cannot read ${what} ${path}: ${code === 'ENOENT' ? 'no such file' : describeError(error)}`, 'registry')
-  }
-  try {
-    return JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text)
-  } catch (error) {
-    throw new UsageError(`${what} ${path} is not valid JSON: ${describeError(error)}`, 'registry')
-  }
-}
-
-function stringOrUndefined(value: unknown): string | undefined {
-  return typeof value === 'string' ? value : undefined
 }
 
 /** Converts an ajv error into a Problem whose path points at the offending value. */

@@ -4,6 +4,7 @@
  * keys, with `*` standing for every item of an array. Followed: `properties`, `items` (one schema
  * or a list), `allOf`/`anyOf`/`oneOf`, and local `$ref`s (`#/definitions/…`, `#/$defs/…`).
  */
+import {isSchemaObject, resolveRef} from './refs.js'
 
 export interface SensitivePath {
   path: string[]
@@ -11,9 +12,7 @@ export interface SensitivePath {
   category: string
 }
 
-type Schema = Record<string, unknown>
-
-const isSchema = (value: unknown): value is Schema => typeof value === 'object' && value !== null && !Array.isArray(value)
+const isSchema = isSchemaObject
 
 export function sensitivePathsOf(root: unknown): SensitivePath[] {
   const found: SensitivePath[] = []
@@ -50,13 +49,7 @@ export function sensitivePathsOf(root: unknown): SensitivePath[] {
   return found
 }
 
-/** A local JSON pointer (`#/definitions/address`) into the schema; anything else is not followed. */
-function resolveRef(root: unknown, ref: string): unknown {
-  if (!ref.startsWith('#/')) return undefined
-  let node: unknown = root
-  for (const raw of ref.slice(2).split('/')) {
-    const key = decodeURIComponent(raw).replace(/~1/g, '/').replace(/~0/g, '~')
-    node = isSchema(node) ? node[key] : undefined
-  }
-  return node
+/** A sensitive path as bq names a field: `data.email`, `data.addresses[*].line`. */
+export function sensitiveFieldName(sensitive: SensitivePath): string {
+  return ['data', ...sensitive.path].join('.').replaceAll('.*', '[*]')
 }

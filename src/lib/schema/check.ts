@@ -1,0 +1,118 @@
+import {readFileSync} from 'node:fs'
+import {dirname, relative, resolve} from 'node:path'
+
+import {UsageError, describeError} from '../errors.js'
+import {checkUrn, isUrn} from '../envelope/urn.js'
+import {entryPath, readJsonFile} from './manifest.js'
+import {refProblems} from './refs.js'
+import {compile, newAjv} from './registry.js'
+import {SchemaLines, parseErrorLine} from './schema-lines.js'
+
+/**
+ * `bq schema check`: the registry itself is sound. Unlike the other commands, which stop at the
+ * first broken entry (exit 2), check reports every one: each entry's file exists inside the
+ * registry's folder and parses, its URN is well-formed and unique, its `$ref`s resolve, and the
+ * schema compiles under bq's validator.
+ */
+
+export interface CheckIssue {
+  severity: 'error' | 'warning'
+  rule: string
+  message: string
+  file: string
+  line?: number
+}
+
+export interface EntryCheck {
+  urn: string
+  file: string
+  issues: CheckIssue[]
+}
+
+export interface RegistryCheck {
+  registry: string
+  entries: EntryCheck[]
+  errors: number
+  warnings: number
+}
+
+export function checkRegistry(registryPath: string): RegistryCheck {
+  const absolute = resolve(registryPath)
+  const registryFile = shown(absolute)
+  // A manifest that is not one (unreadable, not JSON, no "schemas" list) is a usage error.
+  const {value: manifest, text: manifestText} = readJsonFile(absolute, 'registry')
+  const list = (manifest as {schemas?: unknown})?.schemas
+  if (!Array.isArray(list)) throw new UsageError(`${registryPath}: not a babelqueue registry (expected {"schemas": [{"urn": ..., "schema": ...}]})`, 'registry')
+  const manifestLines = new SchemaLines(manifestText)
+  const folder = dirname(absolute)
+  const ajv = newAjv()
+  const seen = new Map<string, number>()
+  const entries: EntryCheck[] = []
+  ;(list as unknown[]).forEach((item, index) => {
+    const entry = (item ?? {}) as {urn?: unknown; schema?: unknown}
+    const at = `/schemas/${index}`
+    const urn = typeof entry.urn === 'string' ? entry.urn : `schemas[${index}]`
+    const check: EntryCheck = {urn, file: registryFile, issues: []}
+    entries.push(check)
+    const problem = (rule: string, message: string, file = registryFile, line = manifestLines.lineOf(at), severity: 'error' | 'warning' = 'error') => check.issues.push({severity, rule, message, file, ...(line === undefined ? {} : {line})})
+    if (typeof entry.urn !== 'string' || entry.urn === '') problem('urn.missing', `schemas[${index}] has no "urn"`)
+    else if (!isUrn(entry.urn)) problem('urn.syntax', `"${entry.urn}" is not a URN (urn:<namespace>:<name>)`, registryFile, manifestLines.lineOf(`${at}/urn`))
+    else {
+      for (const issue of checkUrn(entry.urn)) problem(issue.code, issue.message, registryFile, manifestLines.lineOf(`${at}/urn`), 'warning')
+      const first = seen.get(entry.urn)
+      if (first !== undefined) problem('urn.duplicate', `${entry.urn} is registered twice (also schemas[${first}])`, registryFile, manifestLines.lineOf(`${at}/urn`))
+      else seen.set(entry.urn, index)
+    }
+    let schema: unknown
+    let lines: SchemaLines
+    let file: string
+    if (typeof entry.schema === 'string') {
+      const target = resolve(folder, entry.schema)
+      check.file = file = shown(target)
+      if (entryPath(absolute, entry.schema) === undefined) {
+        problem('schema.outside', `${entry.schema} points outside the registry's folder`, registryFile, manifestLines.lineOf(`${at}/schema`))
+        return
+      }
+      let text: string
+      try {
+        text = readFileSync(target, 'utf8')
+      } catch (error) {
+        const code = (error as NodeJS.ErrnoException).code
+        problem('schema.missing', `${entry.schema}: ${code === 'ENOENT' ? 'no such file' : describeError(error)}`, registryFile, manifestLines.lineOf(`${at}/schema`))
+        return
+      }
+      try {
+        schema = JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text)
+      } catch (error) {
+        problem('schema.not_json', `not valid JSON: ${describeError(error)}`, file, parseErrorLine(text, describeError(error)) ?? 1)
+        return
+      }
+      lines = new SchemaLines(text)
+    } else if (typeof entry.schema === 'object' && entry.schema !== null) {
+      schema = entry.schema
+      file = registryFile
+      lines = new SchemaLines(manifestText, `${at}/schema`)
+    } else {
+      problem('schema.missing', `${urn} has no "schema"`)
+      return
+    }
+    if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) {
+      if (typeof schema !== 'boolean') problem('schema.not_object', 'a JSON Schema is an object (or true/false)', file, 1)
+      return
+    }
+    const refs = refProblems(schema)
+    for (const ref of refs) problem(`ref.${ref.kind}`, ref.message, file, lines.lineOf(ref.pointer))
+    if (refs.length > 0) return
+    try {
+      compile(ajv, schema, file)
+    } catch (error) {
+      problem('schema.invalid', describeError(error).replace(`${file}: `, ''), file, lines.lineOf(''))
+    }
+  })
+  const all = entries.flatMap((e) => e.issues)
+  return {registry: registryFile, entries, errors: all.filter((i) => i.severity === 'error').length, warnings: all.filter((i) => i.severity === 'warning').length}
+}
+
+function shown(absolute: string): string {
+  return relative(process.cwd(), absolute) || absolute
+}

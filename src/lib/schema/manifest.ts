@@ -1,0 +1,107 @@
+import {readFileSync} from 'node:fs'
+import {dirname, isAbsolute, relative, resolve} from 'node:path'
+
+import {UsageError, describeError} from '../errors.js'
+import {refProblems} from './refs.js'
+
+/**
+ * Reading a babelqueue-registry manifest (`registry.json`) and its schema files, without
+ * compiling anything: `bq validate` compiles what this returns (registry.ts), the `bq schema`
+ * commands read it as data. A broken manifest is a UsageError (exit 2) with a one-line reason.
+ */
+
+export interface ManifestEntry {
+  urn: string
+  /** The schema file's absolute path, or `registry.json#/schemas/<i>/schema` for an inline schema. */
+  schemaPath: string
+  /** The path as the manifest spells it (relative to the registry's folder); undefined when inline. */
+  file?: string
+  schema: unknown
+  /** The schema file's text (undefined for an inline schema): for line numbers and cheap equality. */
+  text?: string
+  owner?: string
+  status?: string
+}
+
+export interface Manifest {
+  path: string
+  /** The whole manifest, for fields of its own (`gdpr`, gdpr.ts). */
+  raw: Record<string, unknown>
+  entries: ManifestEntry[]
+}
+
+export interface ReadManifestOptions {
+  /**
+   * The `bq schema` commands: refuse an entry whose file lies outside the registry's folder, or
+   * whose schema has a `$ref` that cannot be followed (not local, dangling, a cycle).
+   */
+  confined?: boolean
+}
+
+/** Reads the manifest and every schema it names; throws UsageError at the first unusable one. */
+export function readManifest(path: string, options: ReadManifestOptions = {}): Manifest {
+  const registryPath = resolve(path)
+  const raw = readJsonFile(registryPath, 'registry').value
+  const list = (raw as {schemas?: unknown})?.schemas
+  if (!Array.isArray(list)) throw new UsageError(`${path}: not a babelqueue registry (expected {"schemas": [{"urn": ..., "schema": ...}]})`, 'registry')
+  const entries: ManifestEntry[] = []
+  const seen = new Set<string>()
+  list.forEach((item: unknown, index: number) => {
+    const entry = item as {urn?: unknown; schema?: unknown; owner?: unknown; status?: unknown}
+    if (typeof entry?.urn !== 'string' || entry.urn === '') throw new UsageError(`${path}: schemas[${index}] has no "urn"`, 'registry')
+    if (seen.has(entry.urn)) throw new UsageError(`${path}: ${entry.urn} is registered twice`, 'registry')
+    seen.add(entry.urn)
+    const meta = {urn: entry.urn, owner: stringOrUndefined(entry.owner), status: stringOrUndefined(entry.status)}
+    if (typeof entry.schema === 'string') {
+      const schemaPath = entryPath(registryPath, entry.schema)
+      if (options.confined && schemaPath === undefined) throw new UsageError(`${path}: schemas[${index}] (${entry.urn}) points outside the registry's folder: ${entry.schema}`, 'registry')
+      const file = schemaPath ?? resolve(dirname(registryPath), entry.schema)
+      const {value, text} = readJsonFile(file, `schema for ${entry.urn}`)
+      entries.push({...meta, schemaPath: file, file: entry.schema, schema: value, text})
+    } else if (typeof entry.schema === 'object' && entry.schema !== null) {
+      entries.push({...meta, schemaPath: `${registryPath}#/schemas/${index}/schema`, schema: entry.schema})
+    } else {
+      throw new UsageError(`${path}: schemas[${index}] (${entry.urn}) has no "schema"`, 'registry')
+    }
+  })
+  if (options.confined) {
+    for (const entry of entries) {
+      const problem = refProblems(entry.schema)[0]
+      if (problem) throw new UsageError(`${entry.urn} (${entry.schemaPath}): ${problem.message} (at ${problem.pointer})`, 'registry')
+    }
+  }
+  return {path: registryPath, raw: raw as Record<string, unknown>, entries}
+}
+
+/** The absolute path of an entry's file, or undefined when it lies outside the registry's folder. */
+export function entryPath(registryPath: string, file: string): string | undefined {
+  const folder = dirname(resolve(registryPath))
+  const target = resolve(folder, file)
+  const inside = relative(folder, target)
+  return inside === '' || inside.startsWith('..') || isAbsolute(inside) ? undefined : target
+}
+
+/** Reads and parses a JSON file (a UTF-8 byte order mark allowed); UsageError naming it otherwise. */
+export function readJsonFile(path: string, what: string): {value: unknown; text: string} {
+  let text: string
+  try {
+    text = readFileSync(path, 'utf8')
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    throw new UsageError(`cannot read ${what} ${path}: ${code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'is a directory' : describeError(error)}`, 'registry')
+  }
+  return {value: parseJsonText(text, `${what} ${path}`), text}
+}
+
+/** JSON.parse with a one-line UsageError naming `what`. */
+export function parseJsonText(text: string, what: string): unknown {
+  try {
+    return JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text)
+  } catch (error) {
+    throw new UsageError(`${what} is not valid JSON: ${describeError(error)}`, 'registry')
+  }
+}
+
+function stringOrUndefined(value: unknown): string | undefined {
+  return typeof value === 'string' ? value : undefined
+}

@@ -1,0 +1,116 @@
+/**
+ * Local `$ref`s of a schema (`#/definitions/address`, `#/$defs/…`, any JSON pointer into the same
+ * document): resolving one, and finding the ones that cannot be followed. bq resolves local
+ * references only; a `$ref` to another file or a URL is reported, never fetched.
+ */
+
+type Schema = Record<string, unknown>
+
+export const isSchemaObject = (value: unknown): value is Schema => typeof value === 'object' && value !== null && !Array.isArray(value)
+
+/** A JSON pointer's segments (`#/definitions/a~1b` → ['definitions', 'a/b']); undefined when not local. */
+export function pointerSegments(ref: string): string[] | undefined {
+  if (ref === '#') return []
+  if (!ref.startsWith('#/')) return undefined
+  return ref.slice(2).split('/').map((raw) => safeDecode(raw).replace(/~1/g, '/').replace(/~0/g, '~'))
+}
+
+/** The node a local reference points at; undefined when it is not local or points at nothing. */
+export function resolveRef(root: unknown, ref: string): unknown {
+  const segments = pointerSegments(ref)
+  if (segments === undefined) return undefined
+  let node: unknown = root
+  for (const key of segments) {
+    if (Array.isArray(node) && /^\d+$/.test(key)) node = node[Number(key)]
+    else node = isSchemaObject(node) ? node[key] : undefined
+  }
+  return node
+}
+
+/** The JSON pointer (`/properties/a~1b`) of a path of keys. */
+export function toPointer(segments: Array<string | number>): string {
+  return segments.map((s) => `/${String(s).replace(/~/g, '~0').replace(/\//g, '~1')}`).join('')
+}
+
+export interface RefProblem {
+  /** The JSON pointer of the `$ref` keyword. */
+  pointer: string
+  ref: string
+  kind: 'not-local' | 'unresolved' | 'cycle'
+  message: string
+}
+
+/**
+ * Every `$ref` that cannot be followed: not local, pointing at nothing, or part of a cycle of
+ * references that never reaches a schema (`a` → `b` → `a`), which no validator can evaluate.
+ * A recursive schema (a tree whose `children` items refer back to it) is not such a cycle.
+ */
+export function refProblems(root: unknown): RefProblem[] {
+  const problems: RefProblem[] = []
+  walk(root, [], (node, path) => {
+    const ref = node.$ref
+    if (typeof ref !== 'string') return
+    const pointer = toPointer([...path, '$ref'])
+    if (pointerSegments(ref) === undefined) {
+      problems.push({pointer, ref, kind: 'not-local', message: `$ref ${ref} is not a local reference (bq resolves #/… pointers only)`})
+    } else if (resolveRef(root, ref) === undefined) {
+      problems.push({pointer, ref, kind: 'unresolved', message: `$ref ${ref} points at nothing`})
+    } else if (refCycle(root, node) !== undefined) {
+      problems.push({pointer, ref, kind: 'cycle', message: `$ref ${ref} is a reference cycle (${refCycle(root, node)!.join(' → ')})`})
+    }
+  })
+  return problems
+}
+
+/**
+ * The chain of references when following `$ref`s (and `allOf` branches, which apply at the same
+ * place) from `start` comes back to a schema already on the chain; undefined when it does not.
+ */
+export function refCycle(root: unknown, start: Schema): string[] | undefined {
+  const onChain = new Set<unknown>()
+  const chain: string[] = []
+  const visit = (node: unknown): string[] | undefined => {
+    if (!isSchemaObject(node)) return undefined
+    if (onChain.has(node)) return [...chain]
+    onChain.add(node)
+    try {
+      if (typeof node.$ref === 'string') {
+        chain.push(node.$ref)
+        const found = visit(resolveRef(root, node.$ref))
+        chain.pop()
+        if (found) return found
+      }
+      if (Array.isArray(node.allOf)) for (const branch of node.allOf) {
+        const found = visit(branch)
+        if (found) return found
+      }
+      return undefined
+    } finally {
+      onChain.delete(node)
+    }
+  }
+  return visit(start)
+}
+
+/** Calls `visit` on every object of a schema document (arrays walked too), depth first. */
+export function walk(node: unknown, path: Array<string | number>, visit: (node: Schema, path: Array<string | number>) => void): void {
+  if (Array.isArray(node)) {
+    node.forEach((item, i) => walk(item, [...path, i], visit))
+    return
+  }
+  if (!isSchemaObject(node)) return
+  visit(node, path)
+  for (const [key, value] of Object.entries(node)) {
+    // enum, const, examples and default hold data, not schemas: a "$ref" key in them is a value.
+    if (key === 'enum' || key === 'const' || key === 'examples' || key === 'default') continue
+    if (typeof value === 'object' && value !== null) walk(value, [...path, key], visit)
+  }
+}
+
+function safeDecode(text: string): string {
+  try {
+    return decodeURIComponent(text)
+  } catch {
+    return text
+  }
+}
