@@ -22,6 +22,8 @@ import type {KafkaClient} from './client/index.js'
 export const DEFAULT_LEASE_TTL_MS = 30_000
 /** How long a new claim must stay ours before the run trusts it. */
 const SETTLE_MS = 1000
+/** Write-and-read-back rounds before a claim that never shows is given up. */
+const SETTLE_ATTEMPTS = 3
 
 interface Claim extends DrainOwner {
   token: string
@@ -50,16 +52,21 @@ export class KafkaDrainLease {
     const held = await readClaim(client, topic)
     if (held !== undefined && isLive(held)) throw busy(held, topic, displayUrl)
     const claim: Claim = {host: thisHost(), pid: process.pid, since: Date.now(), token: randomBytes(12).toString('hex'), expires: Date.now() + ttlMs}
-    await writeClaim(client, topic, claim)
-    await new Promise((resolve) => setTimeout(resolve, settleMs))
-    const now = await readClaim(client, topic)
-    if (now?.token !== claim.token) {
+    // Reading back no claim at all is not a rival (a rival's claim would be there): it is a group
+    // coordinator that moved (a broker restarted, a leader election) answering from before our
+    // write. Write and read again, a few times, before giving up.
+    for (let attempt = 1; attempt <= SETTLE_ATTEMPTS; attempt++) {
+      await writeClaim(client, topic, claim)
+      await new Promise((resolve) => setTimeout(resolve, settleMs))
+      const now = await readClaim(client, topic)
+      if (now?.token === claim.token) {
+        const lease = new KafkaDrainLease(client, topic, claim, ttlMs)
+        lease.startRenewing()
+        return lease
+      }
       if (now !== undefined) throw busy(now, topic, displayUrl)
-      throw new UsageError(`could not take the redrive lease of topic ${topic} on ${displayUrl}; try again`, 'busy')
     }
-    const lease = new KafkaDrainLease(client, topic, claim, ttlMs)
-    lease.startRenewing()
-    return lease
+    throw new UsageError(`could not take the redrive lease of topic ${topic} on ${displayUrl}: the claim written was not read back ${SETTLE_ATTEMPTS} times (the group coordinator may be moving); try again`, 'busy')
   }
 
   /** Stops renewing and clears the claim if it is still ours. */
