@@ -22,6 +22,7 @@ import {fileURLToPath} from 'node:url'
 import {portOpen, requireBroker, underCI} from '../../support/brokers.js'
 import {testCerts, type TestCerts} from '../../support/certs.js'
 import {jsonOutput, runBq} from '../../support/cli.js'
+import {okResult, peekIds, refusedInOneLine} from '../../support/refusals.js'
 import {destroyQueues} from './support.js'
 
 const HOST = '127.0.0.1'
@@ -61,32 +62,10 @@ async function live(t: TestContext): Promise<boolean> {
   return requireBroker(t, 'the secure Artemis (test/brokers/artemis/secure.sh)', HOST, TLS_PORT)
 }
 
-async function ok(args: string[]): Promise<Record<string, unknown>> {
-  const result = await runBq([...args, '--json'])
-  assert.equal(result.code, 0, result.stderr)
-  const output = jsonOutput(result.stdout)
-  assert.ok(output.ok)
-  return output.result
-}
-
-async function ids(broker: string, name: string): Promise<string[]> {
-  const peek = await ok(['peek', name, '--all', '-b', broker])
-  return (peek.messages as Array<{id: string}>).map((message) => message.id)
-}
-
+const ok = okResult
+const ids = peekIds
 /** One error line with the exit code and JSON code asked for, and no password anywhere. */
-async function refused(args: string[], exitCode: number, code: string, pattern: RegExp): Promise<string> {
-  const human = await runBq(args)
-  assert.equal(human.code, exitCode, human.stderr)
-  const lines = human.stderr.trim().split('\n').filter((line) => line.startsWith('Error:'))
-  assert.equal(lines.length, 1, human.stderr)
-  assert.match(lines[0], pattern)
-  for (const secret of ['limited-pw', 'wrong-pw-x', ':bq@']) assert.ok(!(human.stdout + human.stderr).includes(secret), human.stderr)
-  const machine = jsonOutput((await runBq([...args, '--json'])).stdout)
-  assert.ok(!machine.ok)
-  assert.equal(machine.error.code, code)
-  return lines[0]
-}
+const refused = (args: string[], exitCode: number, code: string, pattern: RegExp) => refusedInOneLine(args, exitCode, code, pattern, ['limited-pw', 'wrong-pw-x', ':bq@'])
 
 describe('Artemis over TLS with a limited role', () => {
   test('the command suite over TLS (ca=) as the limited user on the queues its role allows', async (t) => {

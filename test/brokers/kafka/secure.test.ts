@@ -14,7 +14,8 @@ import kafkajs from 'kafkajs'
 
 import {requireBroker} from '../../support/brokers.js'
 import {testCerts} from '../../support/certs.js'
-import {hasStackTrace, jsonOutput, jsonResult, runBq, type CliResult} from '../../support/cli.js'
+import {jsonResult} from '../../support/cli.js'
+import {bq, okResult, refusedInOneLine} from '../../support/refusals.js'
 import {dlqExport} from '../../suites/command-suite.js'
 
 const host = '127.0.0.1'
@@ -62,17 +63,8 @@ after(async () => {
   }
 })
 
-async function bq(args: string[]): Promise<CliResult> {
-  const result = await runBq(args)
-  assert.ok(!hasStackTrace(result.stdout + result.stderr), result.stdout + result.stderr)
-  return result
-}
-
-async function ok(args: string[]): Promise<Record<string, unknown>> {
-  const result = await bq([...args, '--json'])
-  assert.equal(result.code, 0, `${args.join(' ')}: ${result.stdout}${result.stderr}`)
-  return jsonResult(result.stdout)
-}
+const ok = okResult
+const refused = refusedInOneLine
 
 const ids = (result: Record<string, unknown>) => (result.messages as Array<{id: string}>).map((message) => message.id)
 
@@ -80,26 +72,6 @@ async function publish(queue: string, count: number, url: string): Promise<strin
   const result = await bq(['publish', 'urn:babel:orders:created', '-q', queue, '--count', String(count), '-b', url])
   assert.equal(result.code, 0, result.stderr)
   return result.stdout.trim().split('\n')
-}
-
-/** A refused run: the exit code, one error line, the error code under --json, no password anywhere. */
-async function refused(args: string[], exitCode: number, code: string, pattern: RegExp, secrets: string[] = []): Promise<string> {
-  const human = await bq(args)
-  const machine = await bq([...args, '--json'])
-  assert.equal(human.code, exitCode, human.stdout + human.stderr)
-  assert.equal(machine.code, exitCode, machine.stdout + machine.stderr)
-  const lines = human.stderr.trim().split('\n').filter((line) => line.startsWith('Error:'))
-  assert.equal(lines.length, 1, human.stderr)
-  assert.match(lines[0], pattern)
-  const output = jsonOutput(machine.stdout)
-  assert.equal(output.ok, false)
-  if (!output.ok) assert.equal(output.error.code, code)
-  for (const secret of secrets) {
-    for (const text of [human.stdout, human.stderr, machine.stdout, machine.stderr]) {
-      assert.ok(!text.includes(secret) && !text.includes(encodeURIComponent(secret)), `a password in the output: ${text}`)
-    }
-  }
-  return lines[0]
 }
 
 describe('kafka over SASL_SSL with SCRAM-SHA-512 and ca=', () => {

@@ -27,6 +27,7 @@ import {promisify} from 'node:util'
 import {portOpen, requireBroker} from '../../support/brokers.js'
 import {testCerts, type TestCerts} from '../../support/certs.js'
 import {jsonOutput, runBq} from '../../support/cli.js'
+import {okResult, peekIds, refusedInOneLine} from '../../support/refusals.js'
 
 const HOST = '127.0.0.1'
 const PORT = 5672
@@ -112,31 +113,11 @@ async function live(t: TestContext): Promise<boolean> {
   return true
 }
 
-async function ok(args: string[]): Promise<Record<string, unknown>> {
-  const result = await runBq([...args, '--json'])
-  assert.equal(result.code, 0, result.stderr)
-  const output = jsonOutput(result.stdout)
-  assert.ok(output.ok)
-  return output.result
-}
-
-async function ids(url: string, queue: string): Promise<string[]> {
-  const peek = await ok(['peek', queue, '--all', '-b', url])
-  return (peek.messages as Array<{id: string}>).map((message) => message.id)
-}
-
+const ok = okResult
+const ids = peekIds
 /** One line on stderr, the exit code and JSON error code asked for, and no password anywhere. */
-async function refused(args: string[], exitCode: number, code: string, pattern: RegExp): Promise<void> {
-  const human = await runBq(args)
-  assert.equal(human.code, exitCode, human.stderr)
-  const lines = human.stderr.trim().split('\n').filter((line) => line.startsWith('Error:'))
-  assert.equal(lines.length, 1, human.stderr)
-  assert.match(lines[0], pattern)
-  for (const secret of [appUser.password, noWrite.password, 'not-the-password']) assert.ok(!(human.stdout + human.stderr).includes(secret), human.stderr)
-  const machine = await runBq([...args, '--json'])
-  const output = jsonOutput(machine.stdout)
-  assert.ok(!output.ok)
-  assert.equal(output.error.code, code)
+const refused = async (args: string[], exitCode: number, code: string, pattern: RegExp): Promise<void> => {
+  await refusedInOneLine(args, exitCode, code, pattern, [appUser.password, noWrite.password, 'not-the-password'])
 }
 
 describe('RabbitMQ: a restricted user on its own vhost', () => {
