@@ -22,6 +22,7 @@ const LAZY_COMMANDS = {
   'dlq:redrive': lazyCommand(() => import('./dlq/redrive.js')),
   'dlq:triage': lazyCommand(() => import('./dlq/triage.js')),
   'fish-completion': lazyCommand(() => import('./fish-completion.js')),
+  'inflight:ls': lazyCommand(() => import('./inflight/ls.js')),
   peek: lazyCommand(() => import('./peek.js')),
   publish: lazyCommand(() => import('./publish.js')),
   replay: lazyCommand(() => import('./replay.js')),

@@ -270,6 +270,14 @@ export interface BrokerAdapter {
    * (shared/bounded.ts). Absent = 0.
    */
   readonly readWaitMs?: number
+  /**
+   * What consumers of this queue have taken but not finished, from the broker's own numbers, for
+   * `bq inflight ls`: counts always, and the elements themselves where the broker keeps them
+   * where bq can read them (Redis `<queue>:processing`, Laravel's `:reserved` and `:delayed`).
+   * Looks without changing anything. Throws QueueNotFoundError where queues exist apart from their
+   * messages and this one does not. Every adapter implements it.
+   */
+  inflight?(queue: string, options: InflightOptions): Promise<InflightReport>
   /** Release connections. Safe to call twice. */
   close(): Promise<void>
 }
@@ -323,4 +331,50 @@ export interface BrokerModule {
    * bounds every call on top).
    */
   open(rawUrl: string, displayUrl: string, options: OpenOptions): Promise<BrokerAdapter>
+}
+
+export interface InflightOptions {
+  /** Read at most this many elements (where the broker shows them); 0 = counts only. */
+  limit: number
+}
+
+/**
+ * One of the broker's own numbers about a queue's in-flight work. `name` is snake_case and says
+ * what the broker counts: `processing`, `reserved`, `delayed` (Redis, Laravel); `unacked`,
+ * `consumers` (RabbitMQ); `not_visible`, `delayed` (SQS); `lag` (Kafka, per group and
+ * partition); `delivering`, `scheduled` (Artemis); `unacked`, `backlog` (Pulsar, per
+ * subscription); `active`, `scheduled`, `deferred` (Service Bus). Every gauge counts messages,
+ * except `consumers`.
+ */
+export interface InflightGauge {
+  name: string
+  value: number
+  /** What it is scoped to within the queue: `{subscription}`, `{group, partition}`. */
+  labels?: Record<string, string>
+  /** What the broker means by it, in one short clause (table footnotes, OpenMetrics HELP). */
+  help?: string
+}
+
+/** An in-flight element the broker lets bq read. */
+export interface InflightElement extends BrokerMessage {
+  /** Where it waits: `processing`, `reserved` or `delayed`. */
+  place: string
+  /** Laravel `:reserved`: when the reservation expires, Unix ms (the set's score). */
+  expiresAt?: number
+  /** Laravel `:delayed`: when the job is due, Unix ms (the set's score). */
+  dueAt?: number
+}
+
+export interface InflightReport {
+  gauges: InflightGauge[]
+  /** Up to `limit` elements, oldest taken first; absent where the broker shows only counts. */
+  elements?: InflightElement[]
+  /** Why no element is shown (the broker keeps them where no client can read them); absent when shown. */
+  countsOnly?: string
+  /**
+   * How and when the broker hands unfinished work back by itself (an ack timeout, a lock
+   * expiring, a closed connection), in one sentence; absent where only an operator returns it
+   * (Redis `:processing`). `bq inflight return` prints it instead of moving anything.
+   */
+  returnsItself?: string
 }
