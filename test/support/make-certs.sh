@@ -17,6 +17,10 @@ dir=${1:?usage: make-certs.sh DIR}
 mkdir -p "$dir"
 cd "$dir"
 [ -f .complete ] && exit 0
+# Brokers start side by side (scripts/services.sh): one maker at a time, the others wait and reuse.
+exec 8>"$dir/.lock"
+flock -w 120 8 || { echo "make-certs: another run holds $dir/.lock" >&2; exit 1; }
+[ -f .complete ] && exit 0
 
 days=3650
 subj() { echo "/O=bq tests/CN=$1"; }

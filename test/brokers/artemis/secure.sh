@@ -140,9 +140,12 @@ start() {
     exec setsid bash -c 'echo $$ >"$1"; shift; exec "$@"' _ "$PIDFILE" "$INST/bin/artemis" run
   ) &
   for _ in $(seq 50); do [[ -s $PIDFILE ]] && break; sleep 0.1; done
+  pid=$(<"$PIDFILE")
   for _ in $(seq 180); do
-    if healthy; then say "healthy on $HOST:$TLS_PORT (TLS), $HOST:$MTLS_PORT (TLS, client certificate) (pid $(<"$PIDFILE"))"; return 0; fi
-    running_pid >/dev/null || { tail -n 30 "$LOG" >&2; die "exited while starting (log: $LOG)"; }
+    if healthy; then say "healthy on $HOST:$TLS_PORT (TLS), $HOST:$MTLS_PORT (TLS, client certificate) (pid $pid)"; return 0; fi
+    # Alive, not the marker: until bin/artemis execs java, the process is still that shell script
+    # (its command line has no marker yet); on a slow first start that window lasts seconds.
+    kill -0 "$pid" 2>/dev/null || { tail -n 30 "$LOG" >&2; die "exited while starting (log: $LOG)"; }
     sleep 1
   done
   tail -n 30 "$LOG" >&2
