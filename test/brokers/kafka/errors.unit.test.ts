@@ -15,6 +15,8 @@ import {connectFailure, kafkaFailure} from '../../../src/lib/brokers/kafka/clien
 import {parseKafkaUrl} from '../../../src/lib/brokers/kafka/url.js'
 import {AuthError, ConnectionError, ExitCode} from '../../../src/lib/errors.js'
 
+/** kafkajs's error classes as they are at run time (its type declarations leave out constructor arguments and some classes). */
+const kafkaErrors = kafkajs as unknown as Record<'KafkaJSSASLAuthenticationError' | 'KafkaJSConnectionClosedError', new (message: string, details?: object) => Error>
 const {createErrorFromCode} = createRequire(import.meta.url)('kafkajs/src/protocol/error.js') as {createErrorFromCode: (code: number) => Error}
 const url = 'kafka://ops:***@k:9093?sasl=scram-sha-512&ssl=true'
 const target = parseKafkaUrl('kafka://ops:hunter2-pw@k:9093?sasl=scram-sha-512&ssl=true', url)
@@ -42,7 +44,7 @@ describe('kafka failure classification', () => {
   })
 
   test('a SASL failure is exit 6 (auth), at connect naming the user and the mechanism, never the password', () => {
-    const refused = new kafkajs.KafkaJSSASLAuthenticationError('SASL SCRAM SHA512 authentication failed: invalid credentials for hunter2-pw')
+    const refused = new kafkaErrors.KafkaJSSASLAuthenticationError('SASL SCRAM SHA512 authentication failed: invalid credentials for hunter2-pw')
     const atConnect = connectFailure(refused, url, target)
     assert.ok(atConnect instanceof AuthError)
     assert.equal(atConnect.code, 'auth')
@@ -54,7 +56,7 @@ describe('kafka failure classification', () => {
   })
 
   test('a connection closed at connect names what the URL lacks; mid-run it stays a plain exit 4', () => {
-    const closed = new kafkajs.KafkaJSConnectionClosedError('Closed connection', {host: 'k', port: 9093})
+    const closed = new kafkaErrors.KafkaJSConnectionClosedError('Closed connection', {host: 'k', port: 9093})
     const plain = parseKafkaUrl('kafka://k:9093', 'kafka://k:9093')
     const noSasl = parseKafkaUrl('kafka://k:9093?ssl=true', 'kafka://k:9093?ssl=true')
     const noTls = parseKafkaUrl('kafka://u:p@k:9093?sasl=plain', 'kafka://u:***@k:9093?sasl=plain')

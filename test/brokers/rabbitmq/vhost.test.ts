@@ -189,7 +189,7 @@ describe('RabbitMQ: a restricted user on its own vhost', () => {
     t.diagnostic(`census: sent ${sent.length}, on the DLQ ${left.length}, missing ${missing.length}, duplicates ${left.length - seen.size}`)
     assert.deepEqual({missing: missing.length, duplicates: left.length - seen.size}, {missing: 0, duplicates: 0})
     const target = await runBq(['peek', 'app.census', '--json', '-b', guestUrl])
-    assert.ok(target.code === 1 || (jsonOutput(target.stdout).ok && (jsonOutput(target.stdout) as {result: {depth: number}}).result.depth === 0), target.stdout)
+    assert.ok(target.code === 1 || (jsonOutput(target.stdout).ok && (jsonOutput(target.stdout).result as {depth: number}).depth === 0), target.stdout)
   })
 })
 
