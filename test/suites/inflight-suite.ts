@@ -1,6 +1,6 @@
 /**
  * The in-flight suite: `bq inflight ls` through bin/run.js against one real broker. Each broker's
- * `bq inflight ls` through bin/run.js against one real broker. Each broker's own in-flight test
+ * own in-flight test file calls `inflightSuite` with a `hold` that takes messages the way that
  * broker's consumers do (its own client, never bq) and leaves them unfinished. Under CI=true a
  * missing broker fails.
  */
