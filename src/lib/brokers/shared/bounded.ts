@@ -10,7 +10,7 @@
  * so the run exits promptly with its report and the broker returns what was reserved (or the
  * next run's recover does).
  */
-import type {BrokerAdapter, BrokerMessage, BrowseOptions, DeliveryCost, DrainOptions, DrainSession, ListedQueue, OutgoingMessage, RelatedQueue, ReservedMessage} from '../adapter.js'
+import type {BrokerAdapter, BrokerMessage, BrowseOptions, DeliveryCost, DrainOptions, DrainSession, InflightOptions, InflightReport, ListedQueue, OutgoingMessage, RelatedQueue, ReservedMessage} from '../adapter.js'
 import {BqError, ExitCode} from '../../errors.js'
 import {type Timeouts, timeoutError, withinDeadline} from './timeouts.js'
 
@@ -105,6 +105,7 @@ class BoundedSession implements DrainSession {
 class BoundedAdapter implements BrokerAdapter {
   readonly relatedQueues?: (queue: string) => Promise<RelatedQueue[]>
   readonly readsCostDeliveries?: (queue: string) => Promise<DeliveryCost | undefined>
+  readonly inflight?: (queue: string, options: InflightOptions) => Promise<InflightReport>
 
   constructor(
     private readonly inner: BrokerAdapter,
@@ -114,6 +115,8 @@ class BoundedAdapter implements BrokerAdapter {
     if (related !== undefined) this.relatedQueues = (queue) => dog.call(`listing the queues next to ${queue}`, () => related(queue))
     const cost = inner.readsCostDeliveries?.bind(inner)
     if (cost !== undefined) this.readsCostDeliveries = (queue) => dog.call(`looking up ${queue}`, () => cost(queue))
+    const inflight = inner.inflight?.bind(inner)
+    if (inflight !== undefined) this.inflight = (queue, options) => dog.call(`reading what is in flight on ${queue}`, () => inflight(queue, options), {messages: options.limit})
   }
 
   get kind() {
