@@ -88,10 +88,11 @@ case "${1:-start}" in
       # shellcheck disable=SC2086 # a space-separated list of broker names
       if jars_fetched; then bash test/brokers/brokers.sh start $java_brokers & pids+=($!); else bash test/brokers/brokers.sh start $java_brokers; fi
     fi
-    # A secured broker that dies on its first start (its log tail is printed) gets one more try on
-    # a clean stop: a cold, loaded machine has made a first start fail where a second one passed.
+    # A secured broker that dies on its first start (its log tail is printed) gets one more try
+    # from scratch: a cold, loaded machine has made a first start fail (once leaving Kafka's
+    # metadata log half-written) where a second one passed.
     for script in "${secured[@]}"; do
-      { bash "$script" start || { echo "services: $script failed once; stopping it and starting again" >&2; bash "$script" stop; bash "$script" start; }; } & pids+=($!)
+      { bash "$script" start || { echo "services: $script failed once; resetting its data and starting again" >&2; bash "$script" reset; bash "$script" start; }; } & pids+=($!)
     done
     failed=0
     for pid in "${pids[@]}"; do wait "$pid" || failed=1; done

@@ -165,6 +165,14 @@ stop() {
   say "killed (pid $pid) 30s after TERM"
 }
 
+# After a failed start: stop, and drop the instance (its journal and configuration), which the
+# next start creates again.
+reset() {
+  stop
+  rm -rf "$INST"
+  say "removed $INST"
+}
+
 status() {
   local pid
   if pid=$(running_pid); then
@@ -178,6 +186,7 @@ status() {
 case "${1:-}" in
   start) start ;;
   stop) stop ;;
+  reset) reset ;;
   status) status ;;
-  *) echo "usage: $0 start|stop|status" >&2; exit 2 ;;
+  *) echo "usage: $0 start|stop|reset|status" >&2; exit 2 ;;
 esac

@@ -258,6 +258,14 @@ stop() {
   say "stopped (pid $pid)"
 }
 
+# After a failed start: stop, and drop the metadata and topic logs (a start killed half-way can
+# leave them unusable); the next start formats them again with both SCRAM users.
+reset() {
+  stop
+  rm -rf "$STATE/data" "$STATE/logs"
+  say "removed $STATE/data (certificates, key store and jars kept)"
+}
+
 status() {
   local pid
   if pid=$(broker_pid); then
@@ -271,6 +279,7 @@ status() {
 case "${1:-}" in
   start) start ;;
   stop) stop ;;
+  reset) reset ;;
   status) status ;;
-  *) echo "usage: $0 start|stop|status" >&2; exit 2 ;;
+  *) echo "usage: $0 start|stop|reset|status" >&2; exit 2 ;;
 esac
