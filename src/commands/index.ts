@@ -23,6 +23,7 @@ const LAZY_COMMANDS = {
   'dlq:triage': lazyCommand(() => import('./dlq/triage.js')),
   'fish-completion': lazyCommand(() => import('./fish-completion.js')),
   'inflight:ls': lazyCommand(() => import('./inflight/ls.js')),
+  'inflight:return': lazyCommand(() => import('./inflight/return.js')),
   peek: lazyCommand(() => import('./peek.js')),
   publish: lazyCommand(() => import('./publish.js')),
   replay: lazyCommand(() => import('./replay.js')),

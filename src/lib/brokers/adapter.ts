@@ -278,6 +278,20 @@ export interface BrokerAdapter {
    * messages and this one does not. Every adapter implements it.
    */
   inflight?(queue: string, options: InflightOptions): Promise<InflightReport>
+  /**
+   * For `bq inflight return`, where only an operator returns unfinished work (Redis
+   * `<queue>:processing`, Laravel's `:reserved`): one page of the elements a return may move,
+   * newest page first, each page in taken order (oldest first). `before` is the previous page's
+   * `next` (undefined: start at the newest). Changes nothing. Present together with returnInflight.
+   */
+  returnableInflight?(queue: string, options: ReturnablePageOptions): Promise<ReturnablePage>
+  /**
+   * Moves these elements (of one returnableInflight page) back to the head of `queue`, in their
+   * order, byte for byte: each one only if it is still where it was found (removed there exactly
+   * once, and pushed only then), so an element its consumer finished meanwhile never comes back.
+   * Resolves to whether each moved.
+   */
+  returnInflight?(queue: string, elements: InflightElement[]): Promise<boolean[]>
   /** Release connections. Safe to call twice. */
   close(): Promise<void>
 }
@@ -377,4 +391,17 @@ export interface InflightReport {
    * (Redis `:processing`). `bq inflight return` prints it instead of moving anything.
    */
   returnsItself?: string
+}
+
+export interface ReturnablePageOptions {
+  /** Where the previous page began (its `next`); undefined for the first page. */
+  before?: number
+  limit: number
+}
+
+export interface ReturnablePage {
+  /** Oldest taken first. */
+  elements: InflightElement[]
+  /** Pass as `before` for the next (older) page; undefined when this page reached the oldest. */
+  next?: number
 }

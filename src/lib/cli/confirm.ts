@@ -69,3 +69,11 @@ export function purgeQuestion(plan: {dlq: string; from: string; depth: number; m
   const most = max > 0 ? ` (at most ${max})` : ''
   return `${dlq} on ${from} holds ${depth} message(s); how many match is decided as they are read. Delete those matching ${selectors.map((s) => s.text).join(' and ')}${most}, ${first}?`
 }
+
+/** The `inflight return` question: how much is in flight, what is selected, and the risk of returning work still being done. */
+export function inflightReturnQuestion(plan: {queue: string; from: string; inflight: number; olderThan?: string; selectors: Array<{text: string}>}): string {
+  const {queue, from, inflight, olderThan, selectors} = plan
+  const which = [olderThan === undefined ? '' : `older than ${olderThan}`, ...selectors.map((s) => s.text)].filter(Boolean)
+  const what = which.length === 0 ? `all ${inflight}` : `those ${which.join(' and ')} of the ${inflight}`
+  return `Return ${what} in-flight element(s) of ${queue} on ${from} to the head of ${queue}? A consumer still working on one will see it handled twice`
+}

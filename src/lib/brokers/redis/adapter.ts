@@ -9,12 +9,13 @@ import {Redis} from 'ioredis'
 
 import {BqError, ConnectionError, UsageError, describeError} from '../../errors.js'
 import {BODY_ATTEMPTS} from '../adapter.js'
-import type {BrokerAdapter, BrokerMessage, BrowseOptions, Capabilities, DrainOptions, DrainSession, ListedQueue, OutgoingMessage} from '../adapter.js'
+import type {BrokerAdapter, BrokerMessage, BrowseOptions, Capabilities, DrainOptions, DrainSession, InflightElement, InflightOptions, InflightReport, ListedQueue, OutgoingMessage, ReturnablePage, ReturnablePageOptions} from '../adapter.js'
 import {AdapterBase} from '../shared/adapter-base.js'
 import {scrubSecrets} from '../shared/redact.js'
 import {checkClusterDatabase, checkNotifySlot, clusterUnavailable, confirmOnReplica, connectCluster, isCluster, isClusterNode, sameSlot, scanMasters, stagingBase, type RedisClient} from './cluster.js'
 import {RedisDrainSession, chunks, recoverAll, type RedisDrainInit, type RedisKeys} from './drain.js'
 import {messageOf, storedOf} from './frames.js'
+import {inflightKeys, readInflight, readReturnable, returnElements, type InflightKeys} from './inflight.js'
 import {DEFAULT_LOCK_TTL_MS, DrainLock} from './lock.js'
 import {clientOptions} from './connection.js'
 import {COMMAND_TIMED_OUT, ConnectTimedOut, connectFailure, refusal} from './errors.js'
@@ -259,6 +260,41 @@ class RedisAdapter extends AdapterBase<RedisDrainSession> {
     } finally {
       await lock.release().catch(() => undefined)
     }
+  }
+
+  async inflight(queue: string, options: InflightOptions): Promise<InflightReport> {
+    const keys = this.inflightKeysOf(queue, `read what is in flight on ${queue}`)
+    if (!Number.isSafeInteger(options.limit) || options.limit < 0) throw new UsageError(`limit must be a non-negative integer, got ${options.limit}`)
+    try {
+      return await readInflight(this.client, keys, options.limit)
+    } catch (error) {
+      throw this.wrap(`read what is in flight on ${queue}`, error)
+    }
+  }
+
+  async returnableInflight(queue: string, options: ReturnablePageOptions): Promise<ReturnablePage> {
+    const keys = this.inflightKeysOf(queue, `read what is in flight on ${queue}`)
+    try {
+      return await readReturnable(this.client, keys, options.before, options.limit)
+    } catch (error) {
+      throw this.wrap(`read what is in flight on ${queue}`, error)
+    }
+  }
+
+  async returnInflight(queue: string, elements: InflightElement[]): Promise<boolean[]> {
+    const keys = this.inflightKeysOf(queue, `return in-flight work to ${queue}`)
+    try {
+      return await returnElements(this.client, keys, queue, elements)
+    } catch (error) {
+      throw this.wrap(`return in-flight work to ${queue}`, error)
+    }
+  }
+
+  /** The in-flight keys of `queue`: Laravel's `:reserved`/`:delayed` on its layout (a `queues:` prefix or notify=on), else the SDKs' `:processing`. */
+  private inflightKeysOf(queue: string, what: string): InflightKeys {
+    const list = this.key(queue, what)
+    const laravel = this.notify || this.prefix.endsWith('queues:')
+    return inflightKeys(list, laravel ? 'laravel' : 'sdk', this.notify)
   }
 
   protected async release(): Promise<void> {

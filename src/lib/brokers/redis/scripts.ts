@@ -18,7 +18,7 @@ export interface Script {
   sha: string
 }
 
-function script(body: string): Script {
+export function script(body: string): Script {
   const source = body.trim()
   return {source, sha: createHash('sha1').update(source).digest('hex')}
 }

@@ -10,7 +10,7 @@
  * so the run exits promptly with its report and the broker returns what was reserved (or the
  * next run's recover does).
  */
-import type {BrokerAdapter, BrokerMessage, BrowseOptions, DeliveryCost, DrainOptions, DrainSession, InflightOptions, InflightReport, ListedQueue, OutgoingMessage, RelatedQueue, ReservedMessage} from '../adapter.js'
+import type {BrokerAdapter, BrokerMessage, BrowseOptions, DeliveryCost, DrainOptions, DrainSession, InflightElement, InflightOptions, InflightReport, ListedQueue, OutgoingMessage, RelatedQueue, ReservedMessage, ReturnablePage, ReturnablePageOptions} from '../adapter.js'
 import {BqError, ExitCode} from '../../errors.js'
 import {type Timeouts, timeoutError, withinDeadline} from './timeouts.js'
 
@@ -106,6 +106,8 @@ class BoundedAdapter implements BrokerAdapter {
   readonly relatedQueues?: (queue: string) => Promise<RelatedQueue[]>
   readonly readsCostDeliveries?: (queue: string) => Promise<DeliveryCost | undefined>
   readonly inflight?: (queue: string, options: InflightOptions) => Promise<InflightReport>
+  readonly returnableInflight?: (queue: string, options: ReturnablePageOptions) => Promise<ReturnablePage>
+  readonly returnInflight?: (queue: string, elements: InflightElement[]) => Promise<boolean[]>
 
   constructor(
     private readonly inner: BrokerAdapter,
@@ -117,6 +119,10 @@ class BoundedAdapter implements BrokerAdapter {
     if (cost !== undefined) this.readsCostDeliveries = (queue) => dog.call(`looking up ${queue}`, () => cost(queue))
     const inflight = inner.inflight?.bind(inner)
     if (inflight !== undefined) this.inflight = (queue, options) => dog.call(`reading what is in flight on ${queue}`, () => inflight(queue, options), {messages: options.limit})
+    const returnable = inner.returnableInflight?.bind(inner)
+    if (returnable !== undefined) this.returnableInflight = (queue, options) => dog.call(`reading what is in flight on ${queue}`, () => returnable(queue, options), {messages: options.limit})
+    const giveBack = inner.returnInflight?.bind(inner)
+    if (giveBack !== undefined) this.returnInflight = (queue, elements) => dog.call(`returning ${elements.length} in-flight element(s) to ${queue}`, () => giveBack(queue, elements), {messages: elements.length})
   }
 
   get kind() {
