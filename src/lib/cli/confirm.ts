@@ -75,5 +75,5 @@ export function inflightReturnQuestion(plan: {queue: string; from: string; infli
   const {queue, from, inflight, olderThan, selectors} = plan
   const which = [olderThan === undefined ? '' : `older than ${olderThan}`, ...selectors.map((s) => s.text)].filter(Boolean)
   const what = which.length === 0 ? `all ${inflight}` : `those ${which.join(' and ')} of the ${inflight}`
-  return `Return ${what} in-flight element(s) of ${queue} on ${from} to the head of ${queue}? A consumer still working on one will see it handled twice`
+  return `Return ${what} in-flight element(s) of ${queue} on ${from} to the head of ${queue} (one a consumer is still working on would be handled twice)?`
 }

@@ -9,7 +9,7 @@
  *
  * A return moves an element to the list's head (LPUSH: where the SDKs' LEFT-popping consumers
  * take next, and where recover and redrive put messages back) by one script per page that
- * removes each exact element once (LREM count 1 / ZREM) and pushes it only when that removal
+ * removes each exact element once (LREM of one copy / ZREM) and pushes it only when that removal
  * happened: what a consumer acknowledged meanwhile is left alone. Each element is always in one
  * place, so a killed run leaves nothing to recover: a rerun goes on.
  */
@@ -85,11 +85,13 @@ export async function readReturnable(client: RedisClient, keys: InflightKeys, be
  * KEYS: taken list, queue list[, notify]. ARGV: elements, oldest taken first. From the last to the
  * first: removes one exact copy from the processing list and, only if one was there, pushes it
  * on the queue's head, so the page ends at the head in taken order. Returns 1/0 per element.
+ * LREM -1 looks from the tail: pages go newest first, so the element is near there (any copy of
+ * the same bytes is the same element to a consumer).
  */
 const RETURN_PROCESSING = script(`
 local moved = {}
 for i = #ARGV, 1, -1 do
-  if redis.call('LREM', KEYS[1], 1, ARGV[i]) == 1 then
+  if redis.call('LREM', KEYS[1], -1, ARGV[i]) == 1 then
     redis.call('LPUSH', KEYS[2], ARGV[i])
     if KEYS[3] then redis.call('RPUSH', KEYS[3], '1') end
     moved[i] = 1
