@@ -275,7 +275,7 @@ class RedisAdapter extends AdapterBase<RedisDrainSession> {
   async returnableInflight(queue: string, options: ReturnablePageOptions): Promise<ReturnablePage> {
     const keys = this.inflightKeysOf(queue, `read what is in flight on ${queue}`)
     try {
-      return await readReturnable(this.client, keys, options.before, options.limit)
+      return await readReturnable(this.client, keys, queue, options.before, options.limit)
     } catch (error) {
       throw this.wrap(`read what is in flight on ${queue}`, error)
     }

@@ -68,7 +68,8 @@ export async function readInflight(client: RedisClient, keys: InflightKeys, limi
 }
 
 /** One page of the taken elements, ranks [before - limit, before), see BrokerAdapter.returnableInflight. */
-export async function readReturnable(client: RedisClient, keys: InflightKeys, before: number | undefined, limit: number): Promise<ReturnablePage> {
+export async function readReturnable(client: RedisClient, keys: InflightKeys, queue: string, before: number | undefined, limit: number): Promise<ReturnablePage> {
+  returnKeys(client, keys, queue)
   // Pages go from the newest down by index (rank): returning a page moves only elements above
   // the next page's range, so the next page's positions stay where they were.
   const end = before ?? (keys.layout === 'sdk' ? await client.llen(keys.taken) : await client.zcard(keys.taken))
@@ -117,12 +118,18 @@ end
 return moved
 `)
 
-export async function returnElements(client: RedisClient, keys: InflightKeys, queue: string, elements: InflightElement[]): Promise<boolean[]> {
-  if (elements.length === 0) return []
+/** The keys one return script touches; on a cluster they must share a hash slot, or the return is refused before anything moves. */
+function returnKeys(client: RedisClient, keys: InflightKeys, queue: string): string[] {
   const scriptKeys = [keys.taken, keys.list, ...(keys.notify === undefined ? [] : [keys.notify])]
   if (isCluster(client) && !sameSlot(scriptKeys)) {
     throw new UsageError(`${scriptKeys.join(', ')} are in different hash slots of the Redis Cluster, so bq cannot move an element between them in one script: hash-tag the queue name ({${queue.replace(/[{}]/g, '')}}), as the SDKs and Laravel on a cluster need anyway; nothing was changed`)
   }
+  return scriptKeys
+}
+
+export async function returnElements(client: RedisClient, keys: InflightKeys, queue: string, elements: InflightElement[]): Promise<boolean[]> {
+  const scriptKeys = returnKeys(client, keys, queue)
+  if (elements.length === 0) return []
   const values = elements.map((e) => e.stored ?? e.body)
   const reply = (await runScript(client, keys.layout === 'sdk' ? RETURN_PROCESSING : RETURN_RESERVED, scriptKeys, values)) as unknown[]
   return elements.map((_, i) => Number(reply[i]) === 1)
