@@ -23,13 +23,14 @@
  *   address (`DLQ`), annotated with `x-opt-ORIG-ADDRESS`/`x-opt-ORIG-QUEUE`.
  */
 import {BqError, QueueNotFoundError, UsageError} from '../../errors.js'
-import type {BrokerAdapter, BrokerMessage, BrowseOptions, Capabilities, DrainOptions, DrainSession, ListedQueue, OutgoingMessage} from '../adapter.js'
+import type {BrokerAdapter, BrokerMessage, BrowseOptions, Capabilities, DrainOptions, DrainSession, InflightOptions, InflightReport, ListedQueue, OutgoingMessage} from '../adapter.js'
 import {AdapterBase} from '../shared/adapter-base.js'
 import {EmptyDrainSession} from '../shared/drain-guard.js'
 import {artemisBinding} from './binding.js'
 import {ArtemisBrowser} from './browse.js'
 import {ArtemisConnection} from './connection.js'
 import {ArtemisDrainSession, DEFAULT_SESSION_BUFFER, type ArtemisDrainTuning} from './drain.js'
+import {artemisInflight} from './inflight.js'
 import {ArtemisManagement, type ManagementReply} from './management.js'
 import {toBrokerMessage} from './message.js'
 import {ArtemisPublisher} from './publish.js'
@@ -149,6 +150,18 @@ class ArtemisAdapter extends AdapterBase<ArtemisDrainSession> {
     if (stats === undefined) return this.countByBrowsing(queue)
     if (!stats.exists) throw this.notFound(queue)
     return stats.ready
+  }
+
+  /** Delivering, scheduled and consumer counts from management (inflight.ts); without management there are none to show. */
+  async inflight(queue: string, _options: InflightOptions): Promise<InflightReport> {
+    this.check(queue, `read what is in flight on ${queue}`)
+    const management = await this.managementClient()
+    if (management === undefined) {
+      throw new BqError(`cannot read what is in flight on "${queue}" on ${this.displayUrl}: Artemis gives its delivering and scheduled counts only through its management API, which did not open for this user`, {code: 'cannot-count-inflight'})
+    }
+    const report = await artemisInflight({management, queue, managementAnswers: () => this.managementAnswers(management), where: this.displayUrl})
+    if (report === undefined) throw this.notFound(queue)
+    return report
   }
 
   async drain(queue: string, options: DrainOptions = {}): Promise<DrainSession> {

@@ -13,11 +13,12 @@ import {rabbitHeadersFor} from './app-headers.js'
 import {BYPASS_MARKER_VALUE} from '../shared/native-values.js'
 import {REPLAY_BYPASS_HEADER} from '../../envelope/fields.js'
 import {AuthError, BqError, ConnectionError, QueueNotFoundError, UsageError, describeError} from '../../errors.js'
-import type {BrokerAdapter, BrokerMessage, BrowseOptions, Capabilities, DeliveryCost, DrainOptions, DrainSession, ListedQueue, OutgoingMessage} from '../adapter.js'
+import type {BrokerAdapter, BrokerMessage, BrowseOptions, Capabilities, DeliveryCost, DrainOptions, DrainSession, InflightOptions, InflightReport, ListedQueue, OutgoingMessage} from '../adapter.js'
 import {rabbitmqBinding} from './binding.js'
 import {RabbitDrainSession, type DrainTuning} from './drain.js'
 import {probeQueue, type QueueFacts} from './probe.js'
 import {MANAGEMENT_PARAM, RabbitManagement} from './management.js'
+import {rabbitInflight} from './inflight.js'
 import {AdapterBase} from '../shared/adapter-base.js'
 import {SerialLock} from '../shared/serial-lock.js'
 import {
@@ -134,6 +135,23 @@ export class RabbitAdapter extends AdapterBase<RabbitDrainSession> {
       if (error instanceof BqError) throw new BqError(`cannot list the queues on ${this.displayUrl}: ${error.message}`, {code: error.code, cause: error})
       throw error
     }
+  }
+
+  /** Unacknowledged messages and consumers, from the management API (inflight.ts); the queue is checked over AMQP first. */
+  async inflight(queue: string, _options: InflightOptions): Promise<InflightReport> {
+    checkQueueName(queue)
+    if ((await this.readyCount(queue)) === undefined) throw this.notFound(queue)
+    const management = new RabbitManagement(this.url, this.url.searchParams.get(MANAGEMENT_PARAM) ?? undefined)
+    let report: InflightReport | undefined
+    try {
+      report = await rabbitInflight(management, queue)
+    } catch (error) {
+      if (error instanceof BqError) throw new BqError(`cannot read what is in flight on "${queue}" on ${this.displayUrl}: ${error.message}`, {code: error.code, exitCode: error.exitCode, cause: error})
+      throw error
+    }
+    // Deleted between the two looks.
+    if (report === undefined) throw this.notFound(queue)
+    return report
   }
 
   async count(queue: string): Promise<number> {

@@ -2,9 +2,10 @@
  * RabbitMQ's management HTTP API, for what AMQP 0-9-1 cannot do: list the queues of a vhost
  * (`bq dlq ls`). Where it is: `?management=http://host:15672` on the broker URL, else a guess of
  * `http://<broker host>:15672`; with the broker URL's credentials unless the management URL
- * carries its own. The plugin must be enabled (`rabbitmq-plugins enable rabbitmq_management`).
+ * carries its own. Also for the figures AMQP does not give: a queue's unacknowledged count
+ * (`bq inflight ls`). The plugin must be enabled (`rabbitmq-plugins enable rabbitmq_management`).
  */
-import {BqError, describeError} from '../../errors.js'
+import {AuthError, BqError, describeError} from '../../errors.js'
 import type {ListedQueue} from '../adapter.js'
 import {scrubSecrets} from '../shared/redact.js'
 
@@ -18,6 +19,25 @@ interface QueueInfo {
   arguments?: Record<string, unknown>
   effective_policy_definition?: Record<string, unknown> | unknown[]
 }
+
+/** A queue's figures as the management API reports them (refreshed every few seconds, not live). */
+export interface QueueStats {
+  messages_ready?: number
+  messages_unacknowledged?: number
+  consumers?: number
+}
+
+/** What a call is for, so a failure says which AMQP gap the API was meant to fill. */
+interface Purpose {
+  /** `list queues`: completes "AMQP cannot …". */
+  what: string
+  code: string
+  /** A refused user is exit 6 (AuthError `permission`) rather than a plain failure. */
+  refusalIsAuth?: boolean
+}
+
+const LIST_QUEUES: Purpose = {what: 'list queues', code: 'cannot-list-queues'}
+const COUNT_UNACKED: Purpose = {what: 'count unacknowledged messages', code: 'cannot-count-inflight', refusalIsAuth: true}
 
 interface BindingInfo {
   destination: string
@@ -86,7 +106,16 @@ export class RabbitManagement {
       })
   }
 
-  private async get<T>(path: string): Promise<T> {
+  /** One queue's figures; undefined when the vhost has no such queue (HTTP 404). */
+  async queueStats(queue: string): Promise<QueueStats | undefined> {
+    const columns = 'messages_ready,messages_unacknowledged,consumers'
+    return this.get<QueueStats>(`/api/queues/${encodeURIComponent(this.vhost)}/${encodeURIComponent(queue)}?columns=${columns}`, COUNT_UNACKED, true)
+  }
+
+  private async get<T>(path: string, purpose?: Purpose): Promise<T>
+  private async get<T>(path: string, purpose: Purpose, missingIsUndefined: true): Promise<T | undefined>
+  private async get<T>(path: string, purpose: Purpose = LIST_QUEUES, missingIsUndefined = false): Promise<T | undefined> {
+    const {what, code} = purpose
     const advice = `enable it (rabbitmq-plugins enable rabbitmq_management) or name it with ?${MANAGEMENT_PARAM}=http://host:15672 on the broker URL`
     let response: Response
     try {
@@ -94,16 +123,18 @@ export class RabbitManagement {
     } catch (error) {
       const cause = (error as {cause?: {code?: string; message?: string}}).cause
       const reason = cause?.code === 'ECONNREFUSED' ? 'connection refused' : (error as Error).name === 'TimeoutError' ? `no answer within ${TIMEOUT_MS / 1000} s` : scrubSecrets(cause?.message ?? describeError(error), this.secrets)
-      throw new BqError(`AMQP cannot list queues, and the RabbitMQ management API at ${this.base} did not answer (${reason}): ${advice}`, {code: 'cannot-list-queues', cause: error})
+      throw new BqError(`AMQP cannot ${what}, and the RabbitMQ management API at ${this.base} did not answer (${reason}): ${advice}`, {code, cause: error})
     }
     if (response.status === 401 || response.status === 403) {
-      throw new BqError(`AMQP cannot list queues, and the RabbitMQ management API at ${this.base} refused the credentials (HTTP ${response.status}): the user needs the "monitoring" or "management" tag, or put other credentials in ?${MANAGEMENT_PARAM}=`, {code: 'cannot-list-queues'})
+      const message = `AMQP cannot ${what}, and the RabbitMQ management API at ${this.base} refused the credentials (HTTP ${response.status}): the user needs the "monitoring" or "management" tag, or put other credentials in ?${MANAGEMENT_PARAM}=`
+      throw purpose.refusalIsAuth ? new AuthError(message, 'permission') : new BqError(message, {code})
     }
-    if (!response.ok) throw new BqError(`the RabbitMQ management API at ${this.base} answered HTTP ${response.status} to GET ${path.split('?')[0]}`, {code: 'cannot-list-queues'})
+    if (response.status === 404 && missingIsUndefined) return undefined
+    if (!response.ok) throw new BqError(`the RabbitMQ management API at ${this.base} answered HTTP ${response.status} to GET ${path.split('?')[0]}`, {code})
     try {
       return (await response.json()) as T
     } catch (error) {
-      throw new BqError(`the RabbitMQ management API at ${this.base} did not answer JSON (is it the management port?): ${advice}`, {code: 'cannot-list-queues', cause: error})
+      throw new BqError(`the RabbitMQ management API at ${this.base} did not answer JSON (is it the management port?): ${advice}`, {code, cause: error})
     }
   }
 }

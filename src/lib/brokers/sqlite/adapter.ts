@@ -8,10 +8,11 @@ import {dirname, resolve} from 'node:path'
 
 import {BqError, ConnectionError, UsageError, describeError} from '../../errors.js'
 import {BODY_ATTEMPTS} from '../adapter.js'
-import type {BrokerAdapter, BrokerMessage, BrowseOptions, Capabilities, DrainOptions, DrainSession, ListedQueue, OutgoingMessage} from '../adapter.js'
+import type {BrokerAdapter, BrokerMessage, BrowseOptions, Capabilities, DrainOptions, DrainSession, InflightOptions, InflightReport, ListedQueue, OutgoingMessage} from '../adapter.js'
 import {AdapterBase} from '../shared/adapter-base.js'
 import {describeOwner, ownerIsDead, thisHost} from '../shared/liveness.js'
 import {SqliteDrainSession} from './drain.js'
+import {sqliteInflight} from './inflight.js'
 import {insertAll, toBrokerMessage} from './rows.js'
 import {SqliteStore} from './store.js'
 import {checkBrowse, checkQueue} from '../shared/check-arguments.js'
@@ -81,6 +82,15 @@ class SqliteAdapter extends AdapterBase<SqliteDrainSession> {
     checkQueue(queue, this.displayUrl)
     // Like browse, counts only what a consumer could take now (not reserved, not delayed).
     return this.guard(`count ${queue}`, () => this.store.count(queue, Date.now()))
+  }
+
+  /** The rows drains hold reserved, and the delayed ones, readable as they are (inflight.ts). A queue with none is empty, not missing. */
+  async inflight(queue: string, options: InflightOptions): Promise<InflightReport> {
+    checkQueue(queue, this.displayUrl)
+    const limit = Math.floor(options.limit)
+    if (!(limit >= 0)) throw new UsageError(`inflight needs a non-negative limit, got ${options.limit}`)
+    // One read transaction: the counts and the rows are one snapshot.
+    return this.guard(`read what is in flight on ${queue}`, () => this.store.db.transaction(() => sqliteInflight(this.store, queue, limit, Date.now()))())
   }
 
   async drain(queue: string, options: DrainOptions = {}): Promise<DrainSession> {

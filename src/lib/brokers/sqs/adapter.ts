@@ -10,11 +10,12 @@
 import {type SQSClient} from '@aws-sdk/client-sqs'
 
 import {BqError, QueueNotFoundError, UsageError} from '../../errors.js'
-import type {BrokerAdapter, BrokerMessage, BrowseOptions, Capabilities, DeliveryCost, DrainOptions, DrainSession, ListedQueue, OutgoingMessage} from '../adapter.js'
+import type {BrokerAdapter, BrokerMessage, BrowseOptions, Capabilities, DeliveryCost, DrainOptions, DrainSession, InflightOptions, InflightReport, ListedQueue, OutgoingMessage} from '../adapter.js'
 import {AdapterBase} from '../shared/adapter-base.js'
 import {sqsBinding} from './binding.js'
 import {createSqsClient, isQueueMissing, RECEIVE_WAIT_MS, sqsError, SqsQueues} from './client.js'
 import {SqsDrainSession} from './drain.js'
+import {INFLIGHT_ATTRIBUTES, sqsInflight} from './inflight.js'
 import {compareSent} from './message.js'
 import {checkOutgoing, prepareEntries, sendEntries} from './publish.js'
 import {checkSqsQueueName, isFifoQueue, parseSqsUrl, type SqsTarget} from './url.js'
@@ -177,6 +178,13 @@ export class SqsAdapter extends AdapterBase<SqsDrainSession> {
     const attributes = await this.queues.attributes(queue, url, ['ApproximateNumberOfMessages'])
     const count = Number(attributes.ApproximateNumberOfMessages ?? 0)
     return Number.isSafeInteger(count) && count >= 0 ? count : 0
+  }
+
+  /** Received-but-not-deleted and delayed counts, with the queue's visibility timeout (inflight.ts). Receives nothing. */
+  async inflight(queue: string, _options: InflightOptions): Promise<InflightReport> {
+    this.check(queue, `read what is in flight on ${queue}`)
+    const url = await this.existing(queue)
+    return sqsInflight(await this.queues.attributes(queue, url, [...INFLIGHT_ATTRIBUTES]))
   }
 
   async drain(queue: string, options: DrainOptions = {}): Promise<DrainSession> {
