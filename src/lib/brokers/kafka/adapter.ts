@@ -14,9 +14,10 @@
  */
 import type {Timeouts} from '../shared/timeouts.js'
 import {QueueNotFoundError, UsageError} from '../../errors.js'
-import type {BrokerAdapter, BrokerMessage, BrowseFrom, BrowseOptions, Capabilities, DrainOptions, DrainSession, ListedQueue, OutgoingMessage, RelatedQueue} from '../adapter.js'
+import type {BrokerAdapter, BrokerMessage, BrowseFrom, BrowseOptions, Capabilities, DrainOptions, DrainSession, InflightOptions, InflightReport, ListedQueue, OutgoingMessage, RelatedQueue} from '../adapter.js'
 import {kafkaBinding} from './binding.js'
 import {KafkaDrainSession, type DrainPartition} from './drain.js'
+import {kafkaInflight} from './inflight.js'
 import {KafkaDrainLease} from './lease.js'
 import {PartitionReader, TopicScan} from './reader.js'
 import {toBrokerMessage, toKafkaMessage} from './records.js'
@@ -225,6 +226,14 @@ export class KafkaAdapter extends AdapterBase<KafkaDrainSession> {
       related.push({queue: name, role: `retry tier ${Number(n)}`, count: records})
     }
     return related
+  }
+
+  /** Lag per consumer group and partition (inflight.ts); a missing topic is QueueNotFoundError. */
+  async inflight(queue: string, _options: InflightOptions): Promise<InflightReport> {
+    const topic = this.topic(queue, `show the in-flight work of topic ${queue}`)
+    const layout = await this.client.layout(topic)
+    if (layout === undefined) throw new QueueNotFoundError(`topic ${topic} does not exist on ${this.displayUrl}`)
+    return kafkaInflight(this.client, topic, layout, await this.client.watermarks(topic, layout), redriveGroup(topic))
   }
 
   // recover() is the base's: a crashed run's uncommitted records simply wait in the log.

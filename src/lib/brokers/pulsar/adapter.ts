@@ -20,10 +20,11 @@
  * - drain: that subscription, Exclusive by default, through the consumer endpoint (drain.ts).
  */
 import {BqError, QueueNotFoundError, UsageError} from '../../errors.js'
-import type {BrokerAdapter, BrokerMessage, BrowseOptions, Capabilities, DrainOptions, DrainSession, ListedQueue, OutgoingMessage} from '../adapter.js'
+import type {BrokerAdapter, BrokerMessage, BrowseOptions, Capabilities, DrainOptions, DrainSession, InflightOptions, InflightReport, ListedQueue, OutgoingMessage} from '../adapter.js'
 import {AdapterBase} from '../shared/adapter-base.js'
 import {pulsarBinding} from './binding.js'
 import {PulsarAdmin} from './admin.js'
+import {pulsarInflight} from './inflight.js'
 import {CLOSE_SETTLE_MS, DRAIN_IDLE_MS, PulsarDrainSession} from './drain.js'
 import {PulsarProducer} from './producer.js'
 import {READ_IDLE_MS, ViewReader, notDueYet, takeView, toBrokerMessage} from './read.js'
@@ -213,6 +214,14 @@ class PulsarAdapter extends AdapterBase<PulsarDrainSession> {
           onClose: untrack,
         }),
     )
+  }
+
+  /** Unacked, backlog and consumers per subscription, from the topic's stats (inflight.ts). */
+  async inflight(queue: string, _options: InflightOptions): Promise<InflightReport> {
+    const topic = this.topic(queue, `show the in-flight work of ${queue}`)
+    const stats = await this.admin.stats(topic)
+    if (stats === undefined) throw this.notFound(topic)
+    return pulsarInflight(stats)
   }
 
   // recover() is the base's: the broker returns a dead consumer's un-acknowledged messages by itself; nothing is staged.

@@ -30,8 +30,10 @@ export interface InternalStats {
 
 export interface SubscriptionStats {
   msgBacklog?: number
+  /** Delivered and not acknowledged: tracked for Shared and Key_Shared subscriptions only. */
+  unackedMessages?: number
   type?: string
-  consumers?: Array<{consumerName?: string}>
+  consumers?: Array<{consumerName?: string; unackedMessages?: number}>
 }
 
 export interface TopicStats {

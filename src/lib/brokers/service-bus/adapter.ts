@@ -14,12 +14,13 @@ import {randomBytes} from 'node:crypto'
 import {ServiceBusAdministrationClient, ServiceBusClient, type ServiceBusReceiver, type ServiceBusSender, type ServiceBusMessageBatch} from '@azure/service-bus'
 
 import {BqError, UsageError} from '../../errors.js'
-import type {BrokerAdapter, BrokerMessage, BrowseOptions, Capabilities, DeliveryCost, DrainOptions, DrainSession, ListedQueue, OutgoingMessage} from '../adapter.js'
+import type {BrokerAdapter, BrokerMessage, BrowseOptions, Capabilities, DeliveryCost, DrainOptions, DrainSession, InflightOptions, InflightReport, ListedQueue, OutgoingMessage} from '../adapter.js'
 import {AdapterBase} from '../shared/adapter-base.js'
 import {serviceBusBinding} from './binding.js'
 import {ServiceBusDrainSession, type DrainTuning} from './drain.js'
 import {parseEntity, publishTarget, type ServiceBusEntity} from './entity.js'
 import {wrapServiceBusError} from './errors.js'
+import {serviceBusInflight, type RuntimeCounts} from './inflight.js'
 import {toBrokerMessage, toServiceBusMessage} from './message.js'
 import {PeekCursors, firstSequenceNumber, scan, type SequenceNumber} from './peek.js'
 import {CONNECTION_STRING_ENV, parseServiceBusTarget, type ServiceBusTarget} from './url.js'
@@ -229,6 +230,16 @@ class ServiceBusAdapter extends AdapterBase<ServiceBusDrainSession> {
     return session
   }
 
+  /** Active, scheduled and deferred messages, by peeking (inflight.ts); a missing entity is QueueNotFoundError. */
+  async inflight(queue: string, _options: InflightOptions): Promise<InflightReport> {
+    const entity = this.entity(queue, `show the in-flight work of ${queue}`)
+    try {
+      return await serviceBusInflight(this.peeker(entity), () => this.runtimeCounts(entity))
+    } catch (error) {
+      throw this.wrap(`peek ${entity.name}`, error)
+    }
+  }
+
   // recover() is the base's: Service Bus returns a crashed run's messages itself when their locks expire.
 
   protected async release(): Promise<void> {
@@ -274,6 +285,22 @@ class ServiceBusAdapter extends AdapterBase<ServiceBusDrainSession> {
       return props.activeMessageCount
     } catch {
       // Listen/Send-only keys may not read runtime properties; peeking still works.
+      return undefined
+    }
+  }
+
+  /** A queue's or subscription's ActiveMessageCount and ScheduledMessageCount, where the management API answers (not for sub-queues). */
+  private async runtimeCounts(entity: ServiceBusEntity): Promise<RuntimeCounts | undefined> {
+    if (this.admin === undefined || entity.subQueue !== undefined) return undefined
+    try {
+      if (entity.subscription === undefined) {
+        const props = await this.admin.getQueueRuntimeProperties(entity.queueOrTopic)
+        return {active: props.activeMessageCount, scheduled: props.scheduledMessageCount}
+      }
+      // The SDK reads no scheduled count for a subscription (they are scheduled on the topic).
+      return {active: (await this.admin.getSubscriptionRuntimeProperties(entity.queueOrTopic, entity.subscription)).activeMessageCount}
+    } catch {
+      // Listen/Send-only keys may not read runtime properties: the peeked counts stand, as lower bounds.
       return undefined
     }
   }

@@ -34,6 +34,8 @@ export interface KafkaClient {
   fetch(topic: string, partition: PartitionLayout, offset: number, maxBytes: number): Promise<FetchResult>
   /** A group's committed offsets and metadata for these partitions of a topic. */
   groupOffsets(groupId: string, topic: string, partitions: number[]): Promise<Map<number, GroupOffset>>
+  /** Every consumer group id in the cluster (those the user may Describe). */
+  groupIds(): Promise<string[]>
   /** Commits offsets with metadata for a group no client is a member of. */
   commitOffsets(groupId: string, topic: string, entries: Array<{partition: number; offset: number; metadata: string}>): Promise<void>
   /** Idempotent, acks=all; creates a missing topic. Resolves once every record is acknowledged. */
@@ -83,6 +85,10 @@ class KafkaJsClient implements KafkaClient {
 
   groupOffsets(groupId: string, topic: string, partitions: number[]) {
     return this.wire.groupOffsets(groupId, topic, partitions)
+  }
+
+  groupIds() {
+    return this.wire.groupIds()
   }
 
   commitOffsets(groupId: string, topic: string, entries: Array<{partition: number; offset: number; metadata: string}>) {

@@ -121,6 +121,7 @@ interface InternalBroker {
     topics: Array<{topic: string; partitions: Array<{partition: number; offset: string; metadata: string | null}>}>
   }): Promise<unknown>
   findGroupCoordinator(request: {groupId: string; coordinatorType: number}): Promise<unknown>
+  listGroups(): Promise<{groups: Array<{groupId: string; protocolType: string}>}>
 }
 
 interface InternalCluster {
@@ -334,6 +335,21 @@ export class KafkaWire {
       result.set(entry.partition, {offset: offset < 0 ? undefined : offset, metadata: entry.metadata ?? ''})
     }
     return result
+  }
+
+  /**
+   * Every consumer group the cluster knows (ListGroups asks each broker for the groups it
+   * coordinates), including groups with no member that only hold committed offsets. A user sees
+   * only the groups it may Describe.
+   */
+  async groupIds(): Promise<string[]> {
+    await this.brokerCount()
+    const ids = new Set<string>()
+    for (const nodeId of this.brokerIds) {
+      const answer = await this.run('list the consumer groups', async () => (await this.cluster.findBroker({nodeId})).listGroups())
+      for (const group of answer.groups) ids.add(group.groupId)
+    }
+    return [...ids].sort()
   }
 
   /**
