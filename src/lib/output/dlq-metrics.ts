@@ -26,7 +26,7 @@ export function dlqFamilies(input: DlqMetricsInput): MetricFamily[] {
   const base = (dlq: string) => ({broker: input.broker, broker_url: input.brokerUrl, queue: dlq})
   const depth: MetricFamily = {name: 'bq_dlq_messages', type: 'gauge', help: 'Messages on the dead-letter queue.', samples: []}
   const sampled: MetricFamily = {name: 'bq_dlq_sampled_messages', type: 'gauge', help: 'Messages bq dlq ls read (a true peek, up to --sample) for the failure ages and reasons; absent where the broker has no true peek.', samples: []}
-  const byReason: MetricFamily = {name: 'bq_dlq_messages_by_reason', type: 'gauge', help: `Sampled messages per dead_letter.reason: the 3 most frequent, the rest (and messages without a reason) as reason="${OTHER_REASON}"; reasons cut to ${REASON_MAX_CHARS} characters.`, samples: []}
+  const byReason: MetricFamily = {name: 'bq_dlq_messages_by_reason', type: 'gauge', help: `Sampled messages per dead_letter.reason: the 3 most frequent, the rest (and messages without a reason) under the reason ${OTHER_REASON}; reasons cut to ${REASON_MAX_CHARS} characters.`, samples: []}
   const oldest: MetricFamily = {name: 'bq_dlq_oldest_failed_age_seconds', type: 'gauge', unit: 'seconds', help: 'Age of the oldest dead_letter.failed_at among the sampled messages.', samples: []}
   const newest: MetricFamily = {name: 'bq_dlq_newest_failed_age_seconds', type: 'gauge', unit: 'seconds', help: 'Age of the newest dead_letter.failed_at among the sampled messages.', samples: []}
   for (const d of input.dlqs) {

@@ -54,6 +54,6 @@ export function inflightFamilies(broker: BrokerLabels, listings: InflightGauges[
 }
 
 function helpOf(gauge: InflightGauge): string {
-  const what = gauge.name === 'consumers' ? 'Consumers' : 'Messages'
-  return gauge.help === undefined || gauge.help.trim() === '' ? `${what} in flight as the broker counts them (${gauge.name}).` : gauge.help.trim()
+  if (gauge.help !== undefined && gauge.help.trim() !== '') return gauge.help.trim()
+  return gauge.name === 'consumers' ? 'Consumers of the queue, as the broker counts them.' : `Messages in flight as the broker counts them (${gauge.name}).`
 }
