@@ -3,9 +3,11 @@ import {Args, Flags} from '@oclif/core'
 import type {InflightGauge} from '../../lib/brokers/adapter.js'
 import {BqCommand} from '../../lib/cli/base-command.js'
 import {withBroker} from '../../lib/cli/broker.js'
-import {sharedFlags} from '../../lib/cli/flags.js'
+import {metricsFormatOf, sharedFlags} from '../../lib/cli/flags.js'
 import {inflightElementJson, listInflight} from '../../lib/ops/inflight-list.js'
 import type {InflightListing} from '../../lib/ops/inflight-list.js'
+import {inflightFamilies} from '../../lib/output/inflight-metrics.js'
+import {writeExposition} from '../../lib/output/openmetrics.js'
 import {formatAge, formatBytes, renderTable} from '../../lib/output/table.js'
 
 export interface InflightListResult {
@@ -40,6 +42,7 @@ Where a broker shows counts only, bq says why. Exit status: 0; 2 for usage error
   static override args = {queue: Args.string({description: 'the queue whose in-flight work to show', required: true})}
   static override flags = {
     limit: Flags.integer({description: 'show at most this many elements, where the broker shows them (0 = counts only)', default: 20, min: 0}),
+    format: sharedFlags.metricsFormat,
     broker: sharedFlags.broker,
     context: sharedFlags.context,
     timeout: sharedFlags.timeout,
@@ -47,10 +50,12 @@ Where a broker shows counts only, bq says why. Exit status: 0; 2 for usage error
 
   async run(): Promise<InflightListResult> {
     const {args, flags} = await this.parse(InflightLs)
+    const metrics = metricsFormatOf(flags.format, this.jsonEnabled())
     return withBroker(flags.broker, async (adapter) => {
       const listing = await listInflight(adapter, args.queue, flags.limit)
       const now = Date.now()
-      if (!this.jsonEnabled()) await this.print(listing, now)
+      if (metrics !== undefined) await writeExposition(inflightFamilies({broker: adapter.kind, brokerUrl: adapter.displayUrl}, [listing]), metrics)
+      else if (!this.jsonEnabled()) await this.print(listing, now)
       return {
         queue: listing.queue,
         broker: listing.broker,

@@ -1,6 +1,7 @@
 import {Flags} from '@oclif/core'
 
 import {UsageError} from '../errors.js'
+import type {ExpositionFormat} from '../output/openmetrics.js'
 
 /** Flags several commands share, defined once so their names and help stay identical. */
 export const sharedFlags = {
@@ -26,6 +27,9 @@ export const sharedFlags = {
   registry: Flags.string({char: 'r', description: 'babelqueue-registry registry.json with per-URN data schemas'}),
   // The `bq schema` commands' report formats (src/lib/output/schema-report.ts); --json is the machine format.
   ciFormat: Flags.string({char: 'f', description: 'report format: text, GitHub workflow annotations (::error file=…,line=…::) or JUnit XML', options: ['text', 'github', 'junit'], default: 'text'}),
+  // The listing commands whose figures feed monitoring (dlq ls, inflight ls): the metrics text
+  // (src/lib/output/openmetrics.ts) instead of the table; --json stays the format for scripts.
+  metricsFormat: Flags.string({char: 'f', description: 'output format: the table, OpenMetrics text (Prometheus, node_exporter\'s textfile collector) or the Prometheus text format 0.0.4', options: ['table', 'openmetrics', 'prometheus'], default: 'table'}),
   // With --registry, output masks the x-gdpr-sensitive data fields (ops/mask.ts); this shows them.
   unmask: Flags.boolean({description: 'with --registry: show the data fields the registry marks x-gdpr-sensitive in clear (masked by default)', dependsOn: ['registry']}),
 }
@@ -51,6 +55,16 @@ export function refuseEmptyNames(flags: Record<string, unknown>): void {
     const value = flags[name]
     if (typeof value === 'string' && value.trim() === '') throw new UsageError(`--${name} is empty (an unset shell variable?): name a ${name === 'context' ? 'context' : name.includes('broker') ? 'broker' : 'queue'}; nothing was done`)
   }
+}
+
+/**
+ * The metrics format a listing command writes (--format openmetrics or prometheus), or undefined
+ * for the table. Under --json as well it is a usage error (exit 2): the two are different outputs.
+ */
+export function metricsFormatOf(format: string, json: boolean): ExpositionFormat | undefined {
+  if (format !== 'openmetrics' && format !== 'prometheus') return undefined
+  if (json) throw new UsageError(`--json and --format ${format} cannot be used together: --json prints bq's JSON, --format ${format} the metrics text`)
+  return format
 }
 
 /** The selection flags as the run ledger records them: --select always, the others when given. */
