@@ -33,7 +33,7 @@ export default class InflightLs extends BqCommand {
   Pulsar            unacked messages and backlog per subscription
   Service Bus       active, scheduled and deferred messages
 
-Where a broker shows counts only, bq says why. Exit status: 0; 2 for usage errors; 4 when the broker cannot be reached; 6 when it refuses the credentials or a permission; 1 when the queue does not exist.`
+Where a broker shows counts only, bq says why. Exit status: 0; 2 for usage errors; 4 when the broker cannot be reached; 6 when it refuses the credentials or a permission; 1 when the queue does not exist, or when the broker cannot count (RabbitMQ without its management API: cannot-count-inflight).`
   static override examples = [
     '<%= config.bin %> inflight ls orders',
     '<%= config.bin %> inflight ls orders --json',
