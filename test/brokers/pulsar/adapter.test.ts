@@ -19,14 +19,10 @@ import {fieldsOf, make} from '../../../src/lib/envelope/index.js'
 import {BqError, ConnectionError, UsageError} from '../../../src/lib/errors.js'
 import {viewOf} from '../../../src/lib/ops/message-view.js'
 import {pulsarBinding} from '../../../src/lib/brokers/pulsar/binding.js'
-import {requireBroker, uniqueQueue} from '../../support/brokers.js'
+import {uniqueQueue} from '../../support/brokers.js'
+import {admin, available, pulsarUrl, topicPath, wsBase} from './support.js'
 import {assertBodies, numbered, out, takeAll} from '../../suites/contract-suite.js'
 
-const pulsarUrl = process.env.BQ_TEST_PULSAR_URL ?? 'pulsar://127.0.0.1:6650?admin=http://127.0.0.1:8080'
-const admin = new URL(new URL(pulsarUrl).searchParams.get('admin') ?? 'http://127.0.0.1:8080')
-const wsBase = admin.origin.replace(/^http/, 'ws')
-const available = (t: TestContext) => requireBroker(t, 'Pulsar (admin/WebSocket port)', admin.hostname, Number(admin.port || 8080))
-const topicPath = (queue: string) => `persistent/public/default/${encodeURIComponent(queue)}`
 
 const used: string[] = []
 const queue = (label: string) => {

@@ -5,18 +5,13 @@
  */
 import assert from 'node:assert/strict'
 import {after, describe, test} from 'node:test'
-import type {TestContext} from 'node:test'
 import WebSocket from 'ws'
 
-import {requireBroker, uniqueQueue} from '../../support/brokers.js'
+import {uniqueQueue} from '../../support/brokers.js'
+import {admin, available, pulsarUrl, topicPath, wsBase} from './support.js'
 import {hasStackTrace, runBq} from '../../support/cli.js'
 import {inflightJson, inflightSuite, type HeldWork, type InflightJson} from '../../suites/inflight-suite.js'
 
-const pulsarUrl = process.env.BQ_TEST_PULSAR_URL ?? 'pulsar://127.0.0.1:6650?admin=http://127.0.0.1:8080'
-const admin = new URL(new URL(pulsarUrl).searchParams.get('admin') ?? 'http://127.0.0.1:8080')
-const wsBase = admin.origin.replace(/^http/, 'ws')
-const available = (t: TestContext) => requireBroker(t, 'Pulsar (admin/WebSocket port)', admin.hostname, Number(admin.port || 8080))
-const topicPath = (queue: string) => `persistent/public/default/${encodeURIComponent(queue)}`
 
 const used: string[] = []
 after(async () => {

@@ -83,16 +83,16 @@ export async function readReturnable(client: RedisClient, keys: InflightKeys, qu
 }
 
 /**
- * KEYS: taken list, queue list[, notify]. ARGV: elements, oldest taken first. From the last to the
- * first: removes one exact copy from the processing list and, only if one was there, pushes it
- * on the queue's head, so the page ends at the head in taken order. Returns 1/0 per element.
- * LREM -1 looks from the tail: pages go newest first, so the element is near there (any copy of
- * the same bytes is the same element to a consumer).
+ * The return script, for a removal command: KEYS taken place, queue list[, notify]; ARGV the
+ * elements, oldest taken first. From the last to the first: removes one exact copy from where it
+ * was taken and, only if one was there, pushes it on the queue's head, so the page ends at the
+ * head in taken order. Returns 1/0 per element.
  */
-const RETURN_PROCESSING = script(`
+const returnScript = (remove: string) =>
+  script(`
 local moved = {}
 for i = #ARGV, 1, -1 do
-  if redis.call('LREM', KEYS[1], -1, ARGV[i]) == 1 then
+  if redis.call(${remove}, ARGV[i]) == 1 then
     redis.call('LPUSH', KEYS[2], ARGV[i])
     if KEYS[3] then redis.call('RPUSH', KEYS[3], '1') end
     moved[i] = 1
@@ -103,20 +103,13 @@ end
 return moved
 `)
 
-/** As RETURN_PROCESSING, for Laravel's reserved set: ZREM of the exact member, then LPUSH. */
-const RETURN_RESERVED = script(`
-local moved = {}
-for i = #ARGV, 1, -1 do
-  if redis.call('ZREM', KEYS[1], ARGV[i]) == 1 then
-    redis.call('LPUSH', KEYS[2], ARGV[i])
-    if KEYS[3] then redis.call('RPUSH', KEYS[3], '1') end
-    moved[i] = 1
-  else
-    moved[i] = 0
-  end
-end
-return moved
-`)
+/**
+ * The SDKs' processing list. LREM -1 looks from the tail: pages go newest first, so the element
+ * is near there (any copy of the same bytes is the same element to a consumer).
+ */
+const RETURN_PROCESSING = returnScript(`'LREM', KEYS[1], -1`)
+/** Laravel's reserved set: ZREM of the exact member. */
+const RETURN_RESERVED = returnScript(`'ZREM', KEYS[1]`)
 
 /** The keys one return script touches; on a cluster they must share a hash slot, or the return is refused before anything moves. */
 function returnKeys(client: RedisClient, keys: InflightKeys, queue: string): string[] {
