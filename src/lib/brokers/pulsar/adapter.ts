@@ -195,11 +195,18 @@ class PulsarAdapter extends AdapterBase<PulsarDrainSession> {
     // An unknown topic is an error, and is not created by looking at it.
     if ((await this.admin.internalStats(topic)) === undefined) throw this.notFound(topic)
     const {subscription} = this.target
-    // Created at the earliest position: the drain then sees what browse showed before it existed.
-    await this.admin.createSubscription(topic, subscription, 'earliest')
-    const backlog = (await this.admin.stats(topic))?.subscriptions?.[subscription]?.msgBacklog ?? 0
-    const limit = max > 0 ? Math.min(max, backlog) : backlog
+    // The consumer creates the subscription at the earliest position when it does not exist, so
+    // the drain sees what browse showed. (The admin API's create-at-earliest is a create at latest
+    // and then a cursor reset, which a busy broker can fail with HTTP 412 and leave at latest.)
     const inbox = await this.openConsumer(topic)
+    let backlog: number
+    try {
+      backlog = (await this.admin.stats(topic))?.subscriptions?.[subscription]?.msgBacklog ?? 0
+    } catch (error) {
+      await inbox.close().catch(() => {})
+      throw error
+    }
+    const limit = max > 0 ? Math.min(max, backlog) : backlog
     return this.track(
       (untrack) =>
         new PulsarDrainSession({
@@ -236,7 +243,7 @@ class PulsarAdapter extends AdapterBase<PulsarDrainSession> {
 
   private async openConsumer(topic: Topic): Promise<Inbox> {
     const {subscription, subscriptionType} = this.target
-    const params = new URLSearchParams({subscriptionType, pullMode: 'true', receiverQueueSize: '1000', consumerName: CONSUMER_NAME})
+    const params = new URLSearchParams({subscriptionType, subscriptionInitialPosition: 'Earliest', pullMode: 'true', receiverQueueSize: '1000', consumerName: CONSUMER_NAME})
     const path = `/ws/v2/consumer/${topic.path}/${encodeURIComponent(subscription)}?${params.toString()}`
     const deadline = Date.now() + (this.options.busyRetryMs ?? BUSY_RETRY_MS)
     for (;;) {
@@ -261,7 +268,7 @@ class PulsarAdapter extends AdapterBase<PulsarDrainSession> {
     if (name === '' || this.ensured.has(topic.full)) return
     const existing = await this.admin.subscriptions(topic)
     // A producer-only role may not manage subscriptions: publishing is still its right.
-    if (existing !== 'forbidden' && (existing === undefined || existing.length === 0)) await this.admin.createSubscription(topic, name, 'latest')
+    if (existing !== 'forbidden' && (existing === undefined || existing.length === 0)) await this.admin.createSubscription(topic, name)
     this.ensured.add(topic.full)
   }
 

@@ -77,13 +77,13 @@ export class PulsarAdmin {
     return (await response.json()) as string[]
   }
 
-  /** Creates a durable subscription at the earliest or latest position; false when it already existed. */
-  async createSubscription(topic: Topic, subscription: string, at: 'earliest' | 'latest'): Promise<boolean> {
+  /**
+   * Creates a durable subscription at the latest position; false when it already existed. (No
+   * message id in the body: any other position is a cursor reset after the create, which can fail.)
+   */
+  async createSubscription(topic: Topic, subscription: string): Promise<boolean> {
     const what = `create subscription ${subscription} on ${topic.local}`
-    const init: RequestInit = {method: 'PUT'}
-    // The body is a message id: -1:-1 is the earliest position; no body means the latest.
-    if (at === 'earliest') init.body = JSON.stringify({ledgerId: -1, entryId: -1, partitionIndex: -1})
-    const response = await this.request(`/admin/v2/${topic.path}/subscription/${encodeURIComponent(subscription)}`, what, init)
+    const response = await this.request(`/admin/v2/${topic.path}/subscription/${encodeURIComponent(subscription)}`, what, {method: 'PUT'})
     if (response.status === 409) return false
     if (!response.ok) throw await this.failure(what, response)
     return true
