@@ -46,12 +46,18 @@ dist() {
   printf '%s\n' "$home"
 }
 
+# The broker's pid: the pid file's when that process bears the marker, else any process that does
+# (a pid file left by a machine that stopped, or a start that lost its pid file, must not hide a
+# running broker from stop and reset).
 running_pid() {
-  [[ -f $PIDFILE ]] || return 1
-  local pid
-  pid=$(<"$PIDFILE")
-  [[ $pid =~ ^[0-9]+$ && -r /proc/$pid/cmdline ]] || return 1
-  tr '\0' ' ' <"/proc/$pid/cmdline" | grep -q -- "$MARKER " || return 1
+  local pid=
+  [[ -f $PIDFILE ]] && pid=$(<"$PIDFILE")
+  if [[ $pid =~ ^[0-9]+$ && -r /proc/$pid/cmdline ]] && tr '\0' ' ' <"/proc/$pid/cmdline" | grep -q -- "$MARKER "; then
+    printf '%s\n' "$pid"
+    return 0
+  fi
+  pid=$(pgrep -f -- "$MARKER " | head -n 1) || true
+  [[ -n $pid ]] || return 1
   printf '%s\n' "$pid"
 }
 
@@ -134,12 +140,15 @@ start() {
   done
   prepare
   [[ -f $LOG ]] && mv -f "$LOG" "$LOG.prev"
+  # A pid file left by a machine that stopped would pass for this start's below.
+  rm -f "$PIDFILE"
   (
     exec </dev/null >>"$LOG" 2>&1
     # shellcheck disable=SC2016 # expanded by the child shell
     exec setsid bash -c 'echo $$ >"$1"; shift; exec "$@"' _ "$PIDFILE" "$INST/bin/artemis" run
   ) &
-  for _ in $(seq 50); do [[ -s $PIDFILE ]] && break; sleep 0.1; done
+  for _ in $(seq 100); do [[ -s $PIDFILE ]] && break; sleep 0.1; done
+  [[ -s $PIDFILE ]] || die "the launcher did not write $PIDFILE within 10s"
   pid=$(<"$PIDFILE")
   for _ in $(seq 180); do
     if healthy; then say "healthy on $HOST:$TLS_PORT (TLS), $HOST:$MTLS_PORT (TLS, client certificate) (pid $pid)"; return 0; fi

@@ -48,12 +48,17 @@ LOG="$STATE/kafka-secure.log"
 
 case "$STATE/" in "$REPO_ROOT"/*) die "BQ_KAFKA_SECURE_HOME ($STATE) is inside the repository" ;; esac
 
+# The broker's pid: the pid file's when that process bears the marker, else any process that does
+# (a pid file left by a machine that stopped must not hide a running broker from stop and reset).
 broker_pid() {
-  local pid
-  [[ -f $PIDFILE ]] || return 1
-  pid=$(<"$PIDFILE")
-  [[ $pid =~ ^[0-9]+$ && -r /proc/$pid/cmdline ]] || return 1
-  tr '\0' ' ' <"/proc/$pid/cmdline" | grep -q -- '-Dbq.test.broker=kafka-secure ' || return 1
+  local pid=
+  [[ -f $PIDFILE ]] && pid=$(<"$PIDFILE")
+  if [[ $pid =~ ^[0-9]+$ && -r /proc/$pid/cmdline ]] && tr '\0' ' ' <"/proc/$pid/cmdline" | grep -q -- '-Dbq.test.broker=kafka-secure '; then
+    printf '%s\n' "$pid"
+    return 0
+  fi
+  pid=$(pgrep -f -- '-Dbq.test.broker=kafka-secure ' | head -n 1) || true
+  [[ -n $pid ]] || return 1
   printf '%s\n' "$pid"
 }
 
@@ -221,6 +226,8 @@ start() {
     done
     format_storage
     [[ -f $LOG ]] && mv -f "$LOG" "$LOG.prev"
+    # A pid file left by a machine that stopped would pass for this start's below.
+    rm -f "$PIDFILE"
     local t0=$SECONDS
     say "starting (log: $LOG)"
     (
@@ -232,7 +239,8 @@ start() {
         -Dlog4j2.configurationFile="$CONF/log4j2.properties" -Dkafka.logs.dir="$STATE/logs" \
         -Dbq.test.broker=kafka-secure -cp "$LIB/*" kafka.Kafka "$CONF/server.properties"
     ) &
-    for _ in $(seq 50); do [[ -s $PIDFILE ]] && break; sleep 0.1; done
+    for _ in $(seq 100); do [[ -s $PIDFILE ]] && break; sleep 0.1; done
+    [[ -s $PIDFILE ]] || die "the launcher did not write $PIDFILE within 10s"
     pid=$(<"$PIDFILE")
   fi
   local deadline=$((SECONDS + START_TIMEOUT))
