@@ -1,58 +1,221 @@
 #!/usr/bin/env node
-// Runs the test layers with node's own test runner (TypeScript through tsx).
-// Usage: node scripts/run-tests.js [layer ...]   layers: unit conformance integration e2e reliability
+// Runs the test layers with node's own test runner (TypeScript through tsx), one child process per
+// test file, several files at a time.
 //
-// Broker tests live together in test/brokers/<broker>/ and their file names say their layer:
-// `*.unit.test.ts` unit, `commands.test.ts` e2e, `crash.test.ts` reliability, any other
-// `*.test.ts` there (contract, adapter) integration. Shared tests sit in test/<layer>/.
-import {spawnSync} from 'node:child_process'
-import {readdirSync, statSync} from 'node:fs'
-import {basename, join} from 'node:path'
+// Usage: node scripts/run-tests.js [layer ...] [--quick] [--jobs N] [--only SUBSTRING ...]
+//   layers: unit conformance integration e2e reliability (default: all)
+//   --quick    only files that need no broker (unit, conformance, embedded-store e2e)
+//   --jobs N   files run at once (default BQ_TEST_JOBS or 3; 1 = the old one-file-at-a-time run)
+//   --only S   only files whose path contains S (repeatable)
+//
+// Which files may overlap is in scripts/test-plan.js (a file's broker comes from its folder or its
+// `// @test-uses` line; `// @test-alone` files run with nothing else). Each file's output is
+// printed whole when it ends, headed by its wall and CPU time; the run ends with the slowest
+// files and one closing line, `tests: N passed, N failed, N skipped`. scripts/slowest-tests.js
+// reads those headers back from a saved log.
+import {spawn} from 'node:child_process'
+import {mkdirSync, readFileSync, writeFileSync} from 'node:fs'
+import {join} from 'node:path'
 
-const allLayers = ['unit', 'conformance', 'integration', 'e2e', 'reliability']
-const layers = process.argv.slice(2).length > 0 ? process.argv.slice(2) : allLayers
+import {allLayers, planFiles} from './test-plan.js'
 
-function testFiles(dir) {
-  let found = []
-  let entries
-  try {
-    entries = readdirSync(dir)
-  } catch {
-    return found
-  }
-  for (const entry of entries.sort()) {
-    const path = join(dir, entry)
-    if (statSync(path).isDirectory()) found = found.concat(testFiles(path))
-    else if (entry.endsWith('.test.ts')) found.push(path)
-  }
-  return found
-}
-
-/** The layer of a test file under test/brokers/, by its name. */
-function brokerLayer(file) {
-  const name = basename(file)
-  if (name.endsWith('.unit.test.ts')) return 'unit'
-  if (name === 'commands.test.ts') return 'e2e'
-  if (name === 'crash.test.ts') return 'reliability'
-  return 'integration'
-}
-
-const brokerTests = testFiles(join('test', 'brokers'))
-const files = layers.flatMap((layer) => {
-  if (!allLayers.includes(layer)) {
-    console.error(`unknown test layer "${layer}" (known: ${allLayers.join(', ')})`)
-    process.exit(2)
-  }
-  return [...testFiles(join('test', layer)), ...brokerTests.filter((file) => brokerLayer(file) === layer)]
-})
+const options = parseArgs(process.argv.slice(2))
+const files = planFiles(options.layers, {quick: options.quick, only: options.only})
 if (files.length === 0) {
   console.error('no test files found')
   process.exit(1)
 }
-// One file at a time keeps broker tests from fighting over 2 cores and makes output readable.
-const result = spawnSync(
-  process.execPath,
-  ['--import', 'tsx', '--test', '--test-concurrency=1', '--test-reporter=spec', ...files],
-  {stdio: 'inherit', env: process.env},
-)
-process.exit(result.status ?? 1)
+
+/** A file still running longer than this is killed and counted as failed, so one hang cannot eat CI's hour. */
+const fileTimeoutMs = Number(process.env.BQ_TEST_FILE_TIMEOUT_SECONDS ?? 1200) * 1000
+
+const results = []
+const running = new Map() // child pid -> {file, child}
+const startedAt = Date.now()
+let interrupted = false
+
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.on(signal, () => {
+    interrupted = true
+    for (const {child} of running.values()) killGroup(child, 'SIGTERM')
+    setTimeout(() => process.exit(130), 5000).unref()
+  })
+}
+
+console.log(`run-tests: ${files.length} files, up to ${options.jobs} at a time`)
+await schedule(files, options.jobs)
+report()
+
+function parseArgs(argv) {
+  const parsed = {layers: [], quick: false, jobs: Number(process.env.BQ_TEST_JOBS ?? 3), only: []}
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]
+    if (arg === '--quick') parsed.quick = true
+    else if (arg === '--jobs') parsed.jobs = Number(argv[++i])
+    else if (arg === '--only') parsed.only.push(argv[++i] ?? '')
+    else if (allLayers.includes(arg)) parsed.layers.push(arg)
+    else {
+      console.error(`unknown argument "${arg}" (layers: ${allLayers.join(', ')}; flags: --quick, --jobs N, --only S)`)
+      process.exit(2)
+    }
+  }
+  if (!Number.isInteger(parsed.jobs) || parsed.jobs < 1) {
+    console.error('--jobs must be a whole number of at least 1')
+    process.exit(2)
+  }
+  if (parsed.layers.length === 0) parsed.layers = allLayers
+  return parsed
+}
+
+/**
+ * Starts files while slots are free: an `alone` file only when nothing runs (and nothing starts
+ * beside it), any other file when none of its brokers is held by a running file. Files are taken
+ * in plan order (alone files first, then the longest expected first), skipping those that must wait.
+ */
+function schedule(pending, jobs) {
+  const held = new Set()
+  let aloneRunning = false
+  return new Promise((resolve) => {
+    const pump = () => {
+      if (interrupted) pending.length = 0
+      for (let i = 0; i < pending.length && running.size < jobs && !aloneRunning; ) {
+        const file = pending[i]
+        const fits = file.alone ? running.size === 0 : file.resources.every((r) => !held.has(r))
+        if (!fits) {
+          if (file.alone) break // wait for the machine to empty rather than let others overtake it
+          i++
+          continue
+        }
+        pending.splice(i, 1)
+        if (file.alone) aloneRunning = true
+        for (const r of file.resources) held.add(r)
+        runFile(file).then((result) => {
+          results.push(result)
+          if (file.alone) aloneRunning = false
+          for (const r of file.resources) held.delete(r)
+          printResult(result)
+          pump()
+        })
+      }
+      if (pending.length === 0 && running.size === 0) resolve()
+    }
+    pump()
+  })
+}
+
+function runFile(file) {
+  return new Promise((resolve) => {
+    const cpuBefore = childrenCpuSeconds()
+    const began = Date.now()
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', '--test', '--test-concurrency=1', '--test-reporter=spec', file.path],
+      {env: {...process.env, FORCE_COLOR: '0'}, stdio: ['ignore', 'pipe', 'pipe'], detached: true},
+    )
+    running.set(child.pid, {file, child})
+    const chunks = []
+    child.stdout.on('data', (chunk) => chunks.push(chunk))
+    child.stderr.on('data', (chunk) => chunks.push(chunk))
+    let timedOut = false
+    const timer = setTimeout(() => {
+      timedOut = true
+      killGroup(child, 'SIGKILL')
+    }, fileTimeoutMs)
+    child.on('close', (code, signal) => {
+      clearTimeout(timer)
+      running.delete(child.pid)
+      // The process group may have left helpers (bq runs a test forgot); they must not outlive the file.
+      killGroup(child, 'SIGKILL')
+      const output = Buffer.concat(chunks).toString('utf8')
+      const counts = countsFrom(output)
+      const ok = code === 0 && !timedOut
+      if (!ok && counts.fail === 0) counts.fail = 1 // a file that died before reporting still failed
+      resolve({
+        file,
+        ok,
+        code,
+        signal,
+        timedOut,
+        output,
+        counts,
+        wallSeconds: (Date.now() - began) / 1000,
+        cpuSeconds: childrenCpuSeconds() - cpuBefore,
+      })
+    })
+  })
+}
+
+function killGroup(child, signal) {
+  try {
+    process.kill(-child.pid, signal)
+  } catch {
+    // already gone
+  }
+}
+
+/** CPU seconds of this process's waited-for children, from /proc (each file's delta is its own child's). */
+function childrenCpuSeconds() {
+  try {
+    const stat = readFileSync('/proc/self/stat', 'utf8')
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    // fields[0] is field 3 (state): cutime and cstime are fields 16 and 17.
+    return (Number(fields[13]) + Number(fields[14])) / 100
+  } catch {
+    return Number.NaN
+  }
+}
+
+/** The spec reporter's closing counts (`ℹ pass N`, ...). */
+function countsFrom(output) {
+  const counts = {pass: 0, fail: 0, skipped: 0, cancelled: 0, todo: 0}
+  for (const key of Object.keys(counts)) {
+    const matches = [...output.matchAll(new RegExp(`^ℹ ${key} (\\d+)$`, 'gm'))]
+    if (matches.length > 0) counts[key] = Number(matches.at(-1)[1])
+  }
+  return counts
+}
+
+function formatSeconds(seconds) {
+  return Number.isFinite(seconds) ? `${seconds.toFixed(1)} s` : '?'
+}
+
+/** The header scripts/slowest-tests.js parses: keep its shape. */
+function header(result) {
+  const status = result.ok ? 'ok' : result.timedOut ? `TIMED OUT after ${fileTimeoutMs / 1000} s` : 'FAILED'
+  return `▶ ${result.file.path} — ${status} (${formatSeconds(result.wallSeconds)} wall, ${formatSeconds(result.cpuSeconds)} cpu)`
+}
+
+function printResult(result) {
+  console.log(`\n${header(result)}`)
+  process.stdout.write(result.output.endsWith('\n') || result.output === '' ? result.output : `${result.output}\n`)
+}
+
+function report() {
+  const totals = {pass: 0, fail: 0, skipped: 0, cancelled: 0, todo: 0}
+  for (const result of results) for (const key of Object.keys(totals)) totals[key] += result.counts[key]
+  const failedFiles = results.filter((result) => !result.ok)
+  const wall = (Date.now() - startedAt) / 1000
+  const slowest = [...results].sort((a, b) => b.wallSeconds - a.wallSeconds).slice(0, 10)
+  console.log('\nslowest files:')
+  for (const result of slowest) console.log(`  ${formatSeconds(result.wallSeconds).padStart(8)}  ${formatSeconds(result.cpuSeconds).padStart(8)} cpu  ${result.file.path}`)
+  if (failedFiles.length > 0) {
+    console.log('\nfailed files:')
+    for (const result of failedFiles) console.log(`  ${header(result)}`)
+  }
+  writeTimings(wall)
+  console.log(`\nrun-tests: ${results.length} files in ${formatSeconds(wall)} (${options.jobs} at a time); ${totals.cancelled} cancelled, ${totals.todo} todo`)
+  console.log(`tests: ${totals.pass} passed, ${totals.fail + totals.cancelled} failed, ${totals.skipped} skipped`)
+  process.exitCode = failedFiles.length > 0 || interrupted || totals.fail + totals.cancelled > 0 ? 1 : 0
+}
+
+/** Each file's wall time, for the next run's ordering and for scripts/slowest-tests.js. */
+function writeTimings(wall) {
+  const dir = join('.bq-test')
+  try {
+    mkdirSync(dir, {recursive: true})
+    const lines = results.map((r) => [r.file.path, r.wallSeconds.toFixed(1), r.cpuSeconds.toFixed(1), r.ok ? 'ok' : 'failed'].join('\t'))
+    writeFileSync(join(dir, 'timings.tsv'), `# total ${wall.toFixed(1)} s, ${options.jobs} at a time\n${lines.join('\n')}\n`)
+  } catch {
+    // timings are a convenience; a read-only tree must not fail the run
+  }
+}

@@ -1,3 +1,4 @@
+// @test-uses redis
 /**
  * Queue-name completion: `bq __complete-queues` prints the broker's queue names one per line,
  * and nothing (exit 0) on any failure; the README's bash snippet, run in a real bash, offers

@@ -1,3 +1,4 @@
+// @test-uses rabbitmq redis
 /**
  * bq context end to end through bin/run.js: the file and its secrets, the broker each command acts
  * on (and says so), the JSON `context` key, a password filled in from a variable or a file on a

@@ -1,3 +1,4 @@
+// @test-uses rabbitmq redis
 /** Moves between brokers, and what happens when a broker is down. */
 import {describe, test} from 'node:test'
 import assert from 'node:assert/strict'

@@ -1,3 +1,4 @@
+// @test-uses rabbitmq redis
 /**
  * Edit and resubmit, through the built bin/run.js, with $EDITOR set to a command that rewrites
  * the file (no terminal needed):

@@ -1,3 +1,4 @@
+// @test-uses redis sqs
 /**
  * `bq peek --follow`: prints what is waiting, then each new message as it arrives, with the
  * same filters, consuming nothing, until Ctrl-C (exit 130) or SIGTERM (143). On the embedded

@@ -1,3 +1,4 @@
+// @test-uses redis
 /**
  * Every command's --json output has one shape (README, "Commands"), on success and on failure:
  *

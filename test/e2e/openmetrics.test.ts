@@ -1,3 +1,4 @@
+// @test-uses redis
 /**
  * `bq dlq ls --format openmetrics` (and prometheus) and `bq inflight ls --format openmetrics`
  * through bin/run.js, on the embedded store and the real Redis: the text is read back with the

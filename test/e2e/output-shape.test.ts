@@ -1,3 +1,4 @@
+// @test-uses rabbitmq redis
 /**
  * One output style across commands (README, "Commands"): every --json key bq writes is
  * snake_case and every time is an ISO-8601 UTC string with milliseconds (message bodies and

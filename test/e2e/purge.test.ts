@@ -1,3 +1,4 @@
+// @test-uses redis
 /**
  * `bq dlq purge` safety, through the built bin/run.js:
  * - a dry run and an unconfirmed run change nothing and write no file;

@@ -1,3 +1,4 @@
+// @test-uses rabbitmq redis
 /**
  * Redrive and replay safety, through the built bin/run.js against real brokers:
  * - a redrive never moves a DLQ into itself (refused up front for `--to <the DLQ>`, and per

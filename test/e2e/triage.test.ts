@@ -1,3 +1,4 @@
+// @test-uses redis
 /**
  * `bq dlq triage`, through the built bin/run.js on a terminal (tmux), on the embedded store and Redis:
  * - pick a group, pick "act on the whole group", redrive: the dry run shows the counts, the
