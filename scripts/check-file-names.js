@@ -45,23 +45,37 @@ function resolves(name, namingFile) {
     `src/lib/brokers/${name}`,
     `node_modules/${name}`,
   ].map((candidate) => path.posix.normalize(candidate))
-  // An import written `./x.js` names the source `./x.ts`.
+  // An import written with a .js extension names the .ts source beside it.
   const withSource = candidates.flatMap((candidate) => [candidate, candidate.replace(/\.js$/, '.ts')])
   if (withSource.some((candidate) => tree.has(candidate) || existsSync(path.join(root, candidate)))) return true
   if (!name.includes('/')) return basenames.has(name) || basenames.has(name.replace(/\.js$/, '.ts'))
   return false
 }
 
-/** The comments of a source file, each with the line it starts on. */
-function commentsOf(text) {
-  const scanner = ts.createScanner(ts.ScriptTarget.Latest, false, ts.LanguageVariant.Standard, text)
-  const comments = []
-  for (let token = scanner.scan(); token !== ts.SyntaxKind.EndOfFileToken; token = scanner.scan()) {
-    if (token === ts.SyntaxKind.SingleLineCommentTrivia || token === ts.SyntaxKind.MultiLineCommentTrivia) {
-      comments.push({start: scanner.getTokenStart(), text: scanner.getTokenText()})
+/**
+ * The comments of a source file, each with the line it starts on. The file is parsed, not just
+ * scanned: a bare scanner cannot tell a template literal's `}` from a block's, loses its place
+ * after the first `${…}`, and from there reads code as comments and comments as code. A comment
+ * sits in the trivia between two tokens; reading the trivia at every node's start and end (which
+ * getLeadingCommentRanges follows up to the next token) finds each one.
+ */
+function commentsOf(text, file) {
+  const kind = file.endsWith('.ts') ? ts.ScriptKind.TS : ts.ScriptKind.JS
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, false, kind)
+  const seen = new Map()
+  const collect = (position) => {
+    for (const range of ts.getLeadingCommentRanges(text, position) ?? []) {
+      if (!seen.has(range.pos)) seen.set(range.pos, {start: range.pos, text: text.slice(range.pos, range.end)})
     }
   }
-  return comments
+  const visit = (node) => {
+    collect(node.pos)
+    collect(node.end)
+    ts.forEachChild(node, visit)
+  }
+  collect(0)
+  ts.forEachChild(source, visit)
+  return [...seen.values()]
 }
 
 /** Markdown: the whole text, minus URLs (a link's target may name another project's file). */
@@ -75,7 +89,7 @@ relative.forEach((file, index) => {
   const isCode = codeExtensions.includes(extension)
   if (!isCode && extension !== '.md') return
   const text = readFileSync(files[index], 'utf8')
-  const pieces = isCode ? commentsOf(text) : markdownOf(text)
+  const pieces = isCode ? commentsOf(text, file) : markdownOf(text)
   for (const piece of pieces) {
     const body = piece.text.replace(/https?:\/\/\S+/g, (url) => ' '.repeat(url.length))
     for (const match of body.matchAll(namePattern)) {
