@@ -90,7 +90,7 @@ function commentsOf(text, file) {
 }
 
 // Markdown: folders of the project whose paths a page may name.
-const projectPath = /(?<![\w./~$-])((?:src|test|scripts|bench|examples|docs|\.ci)\/[^\s`'"()\[\],;:|]*)/g
+const projectPath = /(?<![\w./~$-])((?:src|test|scripts|bench|examples|docs|\.ci)\/[^\s`'"()[\],;:|]*)/g
 // `bq` words that are wrong on purpose: a page's example of a mistyped command.
 const deliberatelyUnknown = new Set(['peak'])
 
