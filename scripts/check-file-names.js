@@ -3,6 +3,8 @@
 // document of the project, names must exist in the tree, so a rename cannot leave readers pointed
 // at nothing. Comments are found with TypeScript's own parser (strings and code are not comments).
 //
+// A comment that names a page under docs/ must name one that exists.
+//
 // Markdown pages (README.md, docs/, and every other *.md of the tree) are held to more:
 // - a path into the project's folders (`src/…`, `test/…`, `scripts/…`, `bench/…`, `examples/…`,
 //   `docs/…`, `.ci/…`), of any extension, must exist (placeholders such as `<broker>`, globs,
@@ -199,16 +201,24 @@ function commandProblem(first, second) {
   return `bq ${a}, which is not a command`
 }
 
+/** Paths into the project's folders, in `body` (found at `start` of the file's `text`), that are not in the tree. */
+function projectPathProblems(file, body, start, text) {
+  const problems = []
+  for (const match of body.matchAll(projectPath)) {
+    const name = match[1].replace(/[.…]+$/, '')
+    if (/[<>*{}…$]/.test(name) || name.split('/').some((segment) => skipDirs.has(segment))) continue
+    if (existsSync(path.join(root, name))) continue
+    problems.push(`${file}:${text.slice(0, start + match.index).split('\n').length}: names ${name}, which is not in the tree`)
+  }
+  return problems
+}
+
 /** Problems of a markdown page beyond file names: project paths, links, anchors, bq commands. */
 function markdownProblems(file, text) {
   const problems = []
   const lineOf = (index) => text.slice(0, index).split('\n').length
   const withoutUrls = text.replace(/https?:\/\/\S+/g, (url) => ' '.repeat(url.length))
-  for (const match of withoutUrls.matchAll(projectPath)) {
-    const name = match[1].replace(/[.…]+$/, '')
-    if (/[<>*{}…$]/.test(name) || name.split('/').some((segment) => skipDirs.has(segment))) continue
-    if (!existsSync(path.join(root, name))) problems.push(`${file}:${lineOf(match.index)}: names ${name}, which is not in the tree`)
-  }
+  problems.push(...projectPathProblems(file, withoutUrls, 0, text))
   for (const match of text.matchAll(/\]\(([^)\s]+)\)/g)) {
     const target = match[1]
     if (/^[a-z][\w+.-]*:/i.test(target)) continue
@@ -250,6 +260,8 @@ relative.forEach((file, index) => {
       const line = text.slice(0, piece.start + match.index).split('\n').length
       stale.push(`${file}:${line}: names ${name}, which is not in the tree`)
     }
+    // In code, a path into docs/ (a comment or help text pointing at a page) must exist too.
+    if (isCode) stale.push(...projectPathProblems(file, body, piece.start, text).filter((problem) => problem.includes(': names docs/')))
   }
   if (!isCode) stale.push(...markdownProblems(file, text))
 })

@@ -3,7 +3,7 @@
  * on an empty prefix (dependencies from npm's cache, else the registry: `--prefer-offline`), and
  * the installed `bq` works from a folder that is not the clone: --version, validate (the examples
  * ship in the package), and publish then peek on the embedded store. Also: what `npm pack` would
- * ship holds no test, bench, script, CI or secret file.
+ * ship holds no test, bench, script, CI or secret file, and does hold the docs/ the README links to.
  *
  * Speed: better-sqlite3's install script looks for a prebuilt binary before it compiles one
  * (several minutes on 2 cores). The test hands it the clone's own compiled binary as a local
@@ -54,14 +54,14 @@ describe('the npm package', () => {
     const [report] = JSON.parse(result.stdout) as [{files: {path: string}[]}]
     const files = report.files.map((file) => file.path)
     const forbidden = files.filter((file) =>
-      /^(test|bench|scripts|\.ci|src|docs|node_modules|\.bq-test|\.github)\//.test(file) ||
+      /^(test|bench|scripts|\.ci|src|node_modules|\.bq-test|\.github)\//.test(file) ||
       /(^|\/)\.(env|npmrc)/.test(file) ||
       /\.(pem|key|crt|p12|jks|keystore)$/.test(file) ||
       /\.test\.[jt]s$/.test(file) ||
       /(^|\/)(tsconfig[^/]*\.json|eslint\.config\.js|package-lock\.json)$/.test(file),
     )
     assert.deepEqual(forbidden, [], `files that must not ship: ${forbidden.join(', ')}`)
-    for (const needed of ['package.json', 'README.md', 'bin/run.js', 'dist/bq.js', 'oclif.manifest.json', 'examples/registry.json', 'examples/orders.dlq.jsonl']) {
+    for (const needed of ['package.json', 'README.md', 'bin/run.js', 'dist/bq.js', 'oclif.manifest.json', 'examples/registry.json', 'examples/orders.dlq.jsonl', 'docs/brokers.md', 'docs/commands/README.md']) {
       assert.ok(files.includes(needed), `${needed} ships`)
     }
     assert.ok(files.some((file) => file.startsWith('dist/chunks/')), 'the lazily loaded chunks ship')
