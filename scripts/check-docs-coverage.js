@@ -4,6 +4,8 @@
 // README at the split, read with `git show`); every one of them must still appear in README.md or
 // a page under docs/ (levels may change: a `###` may now be a page's `##`). Text is compared with
 // whitespace collapsed and link targets dropped, so a link repointed at another page still counts.
+// A heading or row dropped on purpose (a page rewritten) is deleted from readme-before.json in the
+// same commit, so the removal is visible in review.
 //
 // Usage: node scripts/check-docs-coverage.js            (exit 1 lists each heading or row missing)
 //        node scripts/check-docs-coverage.js --snapshot OLD.md   (writes readme-before.json; once)
