@@ -23,7 +23,10 @@ import {repoRoot} from '../support/conformance.js'
 
 const pkg = JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as {name: string; version: string}
 let dir: string
-/** The environment npm and bq run in: the parent's, minus npm's own variables (`npm test` sets many). */
+/**
+ * The environment npm and bq run in: the parent's, minus the variables an npm run sets for its
+ * script (`npm test` sets many), keeping where npm's cache, registry and proxies are.
+ */
 let cleanEnv: NodeJS.ProcessEnv
 
 function run(command: string, args: string[], options: {cwd: string; env?: NodeJS.ProcessEnv; input?: string; timeoutMs?: number}): SpawnSyncReturns<string> {
@@ -43,7 +46,8 @@ before(() => {
     assert.ok(existsSync(path.join(repoRoot, built)), `${built} is missing: run npm run build first`)
   }
   dir = mkdtempSync(path.join(tmpdir(), 'bq-package-'))
-  cleanEnv = Object.fromEntries(Object.entries(process.env).filter(([key]) => !/^npm_/i.test(key)))
+  const kept = /^npm_config_(cache|registry|userconfig|globalconfig|proxy|https_proxy|noproxy|cafile|strict_ssl)$/i
+  cleanEnv = Object.fromEntries(Object.entries(process.env).filter(([key]) => !/^npm_/i.test(key) || kept.test(key)))
 })
 after(() => rmSync(dir, {recursive: true, force: true}))
 
