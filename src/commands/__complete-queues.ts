@@ -9,7 +9,7 @@ const COMPLETION_TIMEOUT_SECONDS = 3
 
 /**
  * The queue names of the broker a command line points at, one per line, for shell completion
- * of `<queue>` (the README's "Shell completion" has the bash and zsh snippets; the autocomplete
+ * of `<queue>` (docs/contexts-and-completion.md has the bash and zsh snippets; the autocomplete
  * plugin completes only commands and flags). Hidden, and silent: a Tab must never print an error
  * into the operator's command line, so every failure prints nothing and exits 0. It extends
  * oclif's Command rather than BqCommand for that reason: no context line on stderr, no JSON

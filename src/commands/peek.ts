@@ -33,11 +33,11 @@ export interface PeekResult {
 
 export default class Peek extends BqCommand {
   static override summary = 'Look at the messages at the head of a queue without consuming them.'
-  static override description = `On brokers with a true peek nothing changes. Where a read is a delivery, the messages are taken and returned to their original places, which marks them redelivered; bq says so. Where a read raises a receive count, peek refuses unless --receive is given. The README's broker table says which broker does what.
+  static override description = `On brokers with a true peek nothing changes. Where a read is a delivery, the messages are taken and returned to their original places, which marks them redelivered; bq says so. Where a read raises a receive count, peek refuses unless --receive is given. The broker table in docs/brokers.md says which broker does what.
 
 Shows the first --limit messages (10 by default); --all (or --limit 0) reads every message. An export (--jsonl, --raw, --json) that stops at the default limit while more are waiting says so in a warning. --jsonl and --raw write each message as it is read.
 
---where (a CEL expression over data, meta, attempts, dead_letter, job, trace_id and headers), --since and --until (on the enqueue time) and --select choose which messages are shown or exported; see the README's "Selecting messages".
+--where (a CEL expression over data, meta, attempts, dead_letter, job, trace_id and headers), --since and --until (on the enqueue time) and --select choose which messages are shown or exported; see docs/messages.md.
 
 With --registry, the data fields the registry marks x-gdpr-sensitive are masked in --json, --jsonl and --follow output; --unmask shows them. A masked export line carries "masked":[…], and bq replay refuses it.
 
@@ -108,7 +108,7 @@ Ctrl-C, SIGTERM or SIGHUP stops the read, keeps what was written, and exits 130,
       if (flags.follow) refuseFollow(adapter)
       requireReceiveConsent(adapter, flags.receive, 'peek')
       if (from !== undefined && !adapter.capabilities.logBrowse) {
-        throw new UsageError(`${adapter.kind} keeps no log to read from a position: --from-beginning, --from-offset, --from-time and --last need a broker that keeps a log (see the README's broker table)`)
+        throw new UsageError(`${adapter.kind} keeps no log to read from a position: --from-beginning, --from-offset, --from-time and --last need a broker that keeps a log (see the broker table in docs/brokers.md)`)
       }
       const depth = await adapter.count(args.queue)
       // An export's progress line (stderr, on a terminal); its total is known for a plain head read.

@@ -7,7 +7,7 @@
  * `exitNow`, for a second Ctrl-C (or SIGTERM, SIGHUP), which must not wait for anything.
  */
 
-/** Stable exit codes, documented in the README ("Exit codes"). */
+/** Stable exit codes, documented in README.md and docs/output-and-exit-codes.md. */
 export const ExitCode = {
   ok: 0,
   /** Something failed, or invalid input was found (validate). */

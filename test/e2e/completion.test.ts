@@ -1,7 +1,7 @@
 // @test-uses redis
 /**
  * Queue-name completion: `bq __complete-queues` prints the broker's queue names one per line,
- * and nothing (exit 0) on any failure; the README's bash snippet, run in a real bash, offers
+ * and nothing (exit 0) on any failure; the documented bash snippet, run in a real bash, offers
  * them for `<queue>` and the queue flags and hands everything else to the plugin's function.
  */
 import {after, before, describe, test} from 'node:test'
@@ -31,11 +31,11 @@ async function publish(url: string, queue: string): Promise<void> {
   assert.equal(result.code, 0, result.stderr)
 }
 
-/** The README's bash snippet (the code block after its marker comment). */
+/** The documented bash snippet (docs/contexts-and-completion.md: the code block after its marker comment). */
 function bashSnippet(): string {
-  const readme = readFileSync(path.join(repoRoot, 'README.md'), 'utf8')
-  const match = /<!-- bq-queue-completion:bash -->\n```bash\n([\s\S]*?)```/.exec(readme)
-  assert.ok(match, 'README has the bash queue-completion snippet')
+  const page = readFileSync(path.join(repoRoot, 'docs', 'contexts-and-completion.md'), 'utf8')
+  const match = /<!-- bq-queue-completion:bash -->\n```bash\n([\s\S]*?)```/.exec(page)
+  assert.ok(match, 'docs/contexts-and-completion.md has the bash queue-completion snippet')
   return match[1]
 }
 
@@ -90,7 +90,7 @@ describe('queue-name completion', () => {
     assert.doesNotMatch(help.stdout, /__complete-queues/)
   })
 
-  test("the README's bash snippet completes <queue> and queue flags on the named broker, and leaves the rest to the plugin", () => {
+  test("the documented bash snippet completes <queue> and queue flags on the named broker, and leaves the rest to the plugin", () => {
     assert.deepEqual(complete(['bq', 'peek', '-b', sqliteUrl, 'orders']), ['orders', 'orders.dlq'])
     assert.deepEqual(complete(['bq', 'dlq', 'redrive', 'orders', '-b', sqliteUrl, '--to', 'b']), ['billing'])
     assert.deepEqual(complete(['bq', 'dlq', 'redrive', '-b', sqliteUrl, '--y']), ['PLUGIN'])

@@ -1,5 +1,5 @@
 /**
- * One test per documented exit code (README, "Exit codes"), through the built bin/run.js on the
+ * One test per documented exit code (docs/output-and-exit-codes.md), through the built bin/run.js on the
  * embedded store in a temporary directory: 0, 1, 2 (usage; confirmation needed or declined), 3
  * (partial), 4 (unreachable broker), 130 (Ctrl-C).
  */

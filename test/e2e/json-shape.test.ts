@@ -1,6 +1,6 @@
 // @test-uses redis
 /**
- * Every command's --json output has one shape (README, "Commands"), on success and on failure:
+ * Every command's --json output has one shape (docs/output-and-exit-codes.md), on success and on failure:
  *
  *   {"ok": true,  "result": {...}, "warnings": [...]}
  *   {"ok": false, "error": {"code", "message", "exit_code"}, "result"?: {...}, "warnings": [...]}

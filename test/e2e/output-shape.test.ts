@@ -1,6 +1,6 @@
 // @test-uses rabbitmq redis
 /**
- * One output style across commands (README, "Commands"): every --json key bq writes is
+ * One output style across commands (docs/output-and-exit-codes.md): every --json key bq writes is
  * snake_case and every time is an ISO-8601 UTC string with milliseconds (message bodies and
  * native broker headers are shown as they are, so their keys are not bq's). Tables fit the
  * terminal and draw no rule between rows; piped, they are pure TSV (`peek --headers` too).

@@ -1,5 +1,5 @@
 /**
- * Progress on stderr for long runs (README, "Commands"): on a terminal a throttled line with the
+ * Progress on stderr for long runs (docs/output-and-exit-codes.md): on a terminal a throttled line with the
  * count, rate and, when the total is known, the ETA (moved/failed/left for moves), cleared at
  * the end; nothing when stderr is not a terminal or under --json. And `--list` lines stream as
  * the run goes instead of waiting for its end.

@@ -4,7 +4,7 @@
  *
  * - outage: the proxy black-holes (connections accepted, nothing forwarded) before bq starts:
  *   peek, publish and dlq redrive must give up with exit 4 within --timeout (+ slack), in one line
- *   naming the broker. The time each took is printed (the README's "Faults" table).
+ *   naming the broker. The time each took is printed (the "Faults" table of docs/redrive-guarantees.md).
  * - outage mid-redrive, a blip (reset) mid-redrive, a slow link: only where the data path runs
  *   through the proxy (`midRun`); every meta.id must survive (census of DLQ ∪ target).
  *

@@ -38,7 +38,7 @@ export interface RestartCase {
   publishMessages: number
   /** The producer cannot write a record twice within a run (Kafka's idempotent producer). */
   idempotentPublish: boolean
-  /** How long a read may wait by design before the operation timeout applies (README: Pulsar 20 s). */
+  /** How long a read may wait by design before the operation timeout applies (docs/redrive-guarantees.md: Pulsar 20 s). */
   readIdleMs?: number
 }
 

@@ -23,7 +23,7 @@ export default class DlqRedrive extends BqCommand {
 
 --copy publishes the same reset copies and leaves every original on the DLQ: where the broker has a true peek the DLQ is browsed (nothing is taken); elsewhere every message is taken and handed back (on a queue that counts deliveries, with --accept-delivery-cost). The report counts copied instead of redriven.
 
-On a queue that counts deliveries toward a delivery limit (the README's "Delivery limits" says which, per broker), a dry run that would read by receiving is refused, and a redrive needs --accept-delivery-cost: what it leaves behind (unselected, poison, unmovable) costs one delivery each.
+On a queue that counts deliveries toward a delivery limit (docs/redrive-guarantees.md says which, per broker), a dry run that would read by receiving is refused, and a redrive needs --accept-delivery-cost: what it leaves behind (unselected, poison, unmovable) costs one delivery each.
 
 Exit status: 0 when every selected message moved, 3 when some did not, 2 for usage errors or when not confirmed (nothing was changed), 4 when a broker cannot be reached or is lost (the report says what moved), 130 when interrupted (Ctrl-C), 143 on SIGTERM, 129 on SIGHUP: each stops after the current batch and reports what moved.`
   static override aliases = ['redrive']

@@ -27,7 +27,7 @@ export interface CompatJson {
 
 export default class SchemaCompat extends BqCommand {
   static override summary = 'Is a schema change backward-compatible? Every way data valid under OLD could be rejected by NEW.'
-  static override description = `Compares two data schemas (OLD.json NEW.json), or every schema of a registry with its version at a git ref (--registry R --against REF). Each finding names its JSON path and rule (notes: the README's "bq schema compat" lists them all). A URN whose schema breaks gets the URN to mint instead (…:created → …:created.v2).
+  static override description = `Compares two data schemas (OLD.json NEW.json), or every schema of a registry with its version at a git ref (--registry R --against REF). Each finding names its JSON path and rule (docs/schema-governance.md lists them all). A URN whose schema breaks gets the URN to mint instead (…:created → …:created.v2).
 
 --sample FILE (or - for stdin) runs real envelopes (a bq peek --jsonl export) through NEW, and OLD: data OLD accepted and NEW rejects is a proven break.
 

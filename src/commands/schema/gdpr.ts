@@ -27,7 +27,7 @@ export default class SchemaGdpr extends BqCommand {
   static override summary = 'The personal data a registry declares (x-gdpr-sensitive): inventory, a CI gate for un-annotated PII, masking.'
   static override description = `Without options: each URN's x-gdpr-sensitive fields and their categories.
 
---require fails (exit 1) when a property whose name looks like personal data (email, phone, first_name, address, postcode, ip_address, date_of_birth, iban, card, … ; the README lists them) is neither annotated nor inside an annotated value. registry.json can add names ("gdpr": {"personal_data_names": [...]}) or take built-in ones off ("not_personal_data_names"); "x-gdpr-sensitive": false marks a property reviewed as not personal.
+--require fails (exit 1) when a property whose name looks like personal data (email, phone, first_name, address, postcode, ip_address, date_of_birth, iban, card, … ; docs/schema-governance.md lists them) is neither annotated nor inside an annotated value. registry.json can add names ("gdpr": {"personal_data_names": [...]}) or take built-in ones off ("not_personal_data_names"); "x-gdpr-sensitive": false marks a property reviewed as not personal.
 
 --mask FILE prints the envelope in FILE with its sensitive data values replaced by "[masked:<category>]", exactly as bq peek masks them (one-way, for logs; not encryption).`
   static override examples = [

@@ -20,8 +20,8 @@ export const sharedFlags = {
   toBroker: Flags.string({description: 'publish to this broker instead of the source broker'}),
   receive: Flags.boolean({description: 'allow reading on brokers where a read has side effects (SQS: raises the receive count, can trigger the native redrive policy)'}),
   // The selection flags: spread `selectionFlags` into a command's flags and build the selectors with selectorsFromFlags (ops/match.ts).
-  where: Flags.string({char: 'w', description: 'a CEL expression over data.*, meta.*, attempts, dead_letter.*, job, trace_id and headers["name"]; only messages for which it is true (an error on a message = no match; README "Selecting messages")', helpGroup: 'SELECT'}),
-  since: Flags.string({description: 'only messages from this time on: ISO 8601, Unix ms, or a duration ago (30m, 2h, 7d); failed_at on dlq commands, the enqueue time on peek (README "Selecting messages")', helpGroup: 'SELECT'}),
+  where: Flags.string({char: 'w', description: 'a CEL expression over data.*, meta.*, attempts, dead_letter.*, job, trace_id and headers["name"]; only messages for which it is true (an error on a message = no match; docs/messages.md)', helpGroup: 'SELECT'}),
+  since: Flags.string({description: 'only messages from this time on: ISO 8601, Unix ms, or a duration ago (30m, 2h, 7d); failed_at on dlq commands, the enqueue time on peek (docs/messages.md)', helpGroup: 'SELECT'}),
   until: Flags.string({description: 'only messages before this time (same forms as --since)', helpGroup: 'SELECT'}),
   reason: Flags.string({description: 'why this run is made: recorded with it in the run ledger (bq runs show)'}),
   registry: Flags.string({char: 'r', description: 'babelqueue-registry registry.json with per-URN data schemas'}),

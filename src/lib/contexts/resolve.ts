@@ -1,5 +1,5 @@
 /**
- * Which broker a command acts on. The order, first match wins (README, "Contexts"):
+ * Which broker a command acts on. The order, first match wins (docs/contexts-and-completion.md):
  *
  *   1. --broker URL            (with --context too: a usage error, the two name a broker each)
  *   2. --context NAME

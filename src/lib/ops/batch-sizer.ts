@@ -16,7 +16,7 @@ export const DEFAULT_BATCH = 500
 export const BATCH_BYTES = 64 * 1024 * 1024
 
 /**
- * The largest message a redrive (or replay) moves: 128 MiB (README "Limits"), more than most
+ * The largest message a redrive (or replay) moves: 128 MiB (docs/limits.md), more than most
  * brokers accept by default and small enough to keep a run's memory bounded. A larger one is not read into the codec: it stays where it is and
  * is reported as failed with its size, and the run goes on.
  */

@@ -32,7 +32,7 @@ export async function listInflight(adapter: BrokerAdapter, queue: string, limit:
   return {queue, broker: adapter.displayUrl, gauges: report.gauges, rows, countsOnly: report.countsOnly, returnsItself: report.returnsItself}
 }
 
-/** The JSON shape of one in-flight element (documented in the README): a message as peek shows it, with where it waits and for how long. */
+/** The JSON shape of one in-flight element (documented in docs/inflight.md): a message as peek shows it, with where it waits and for how long. */
 export function inflightElementJson(row: InflightRow, now: number): Record<string, unknown> {
   const created = row.view.createdAt
   return {

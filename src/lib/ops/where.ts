@@ -12,7 +12,7 @@ import {whereActivation} from './where-values.js'
  * type mismatch) means that message does not match: `has(data.x)` tests for a key first.
  */
 
-/** The variables an expression may name (README "Selecting messages"). */
+/** The variables an expression may name (docs/messages.md, "Selecting messages"). */
 export const WHERE_VARIABLES = ['data', 'meta', 'attempts', 'dead_letter', 'job', 'trace_id', 'headers'] as const
 
 const environment = new Environment({unlistedVariablesAreDyn: false, homogeneousAggregateLiterals: false})

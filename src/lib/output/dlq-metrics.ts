@@ -6,7 +6,7 @@ import type {MetricFamily} from './openmetrics.js'
 /**
  * `bq dlq ls --format openmetrics`: each DLQ's figures as gauges labelled {broker, broker_url,
  * queue} (queue: the DLQ's name), and the in-flight gauges of the queues the DLQs serve, where
- * the broker shows them (inflight-metrics.ts). The README's metrics table lists them.
+ * the broker shows them (inflight-metrics.ts). The metrics table in docs/metrics-and-alerting.md lists them.
  */
 
 /** The `reason` value of the sampled messages outside the top reasons (and those without a reason). */

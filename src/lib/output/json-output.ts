@@ -1,5 +1,5 @@
 /**
- * The one shape of every command's `--json` output (documented in the README, "Commands"):
+ * The one shape of every command's `--json` output (documented in docs/output-and-exit-codes.md):
  *
  *   {"ok": true,  "result": {...}, "warnings": [...]}
  *   {"ok": false, "error": {"code", "message", "exit_code"}, "result"?: {...}, "warnings": [...]}

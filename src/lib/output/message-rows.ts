@@ -23,7 +23,7 @@ export function messageRow(view: MessageView, now = Date.now()): string[] {
   ]
 }
 
-/** The JSON shape of one message (stable; documented in the README). */
+/** The JSON shape of one message (stable; documented in docs/messages.md). */
 export function messageJson(view: MessageView, options: {headers?: boolean} = {}): Record<string, unknown> {
   return {
     position: view.message.position ?? null,

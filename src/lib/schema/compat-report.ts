@@ -7,7 +7,7 @@ import {SchemaLines} from './schema-lines.js'
 
 /**
  * What `bq schema compat` reports: the verdict, each finding with its file and line, and the
- * same as the JSON result (snake_case, README "JSON output") and the CI formats.
+ * same as the JSON result (snake_case, docs/output-and-exit-codes.md) and the CI formats.
  */
 
 export type Verdict = 'compatible' | 'unproven' | 'breaking'

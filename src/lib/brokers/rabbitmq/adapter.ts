@@ -370,7 +370,7 @@ export class RabbitAdapter extends AdapterBase<RabbitDrainSession> {
    * Browsing takes messages and hands them all back. Only a classic queue puts them back where
    * they were; a quorum queue would return them with x-delivery-count raised (which counts
    * toward its delivery limit) and a stream is not consumed this way at all. So the type is
-   * found first (rabbitmq-probe.ts), without touching a message.
+   * found first (probe.ts), without touching a message.
    */
   private async requireClassic(queue: string, action: string): Promise<void> {
     let facts: QueueFacts | undefined

@@ -80,7 +80,7 @@ export function prepareEntries(queue: string, facts: QueueFacts, group: string |
     if (facts.fifo) {
       entry.MessageGroupId = group ?? queue
       // A content-deduplicated queue makes its own ids for plain publishes, as the binding says;
-      // a re-publish always carries one (see sqs-dedup.ts: identical bodies would be dropped).
+      // a re-publish always carries one (see dedup.ts: identical bodies would be dropped).
       if (message.republish || !facts.contentDedup) {
         entry.MessageDeduplicationId = deduplicationId(message.fields?.id, message.body, message.republish ? republishNonce() : undefined)
       }

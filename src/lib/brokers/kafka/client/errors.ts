@@ -39,7 +39,7 @@ const AUTHORIZATION_TYPES = new Map([
 
 /**
  * The ACL operation bq's requests need, by what bq was doing (the `what` of kafkaFailure) and
- * the kind of resource refused; the first match wins. The README's ACL table follows it.
+ * the kind of resource refused; the first match wins. The ACL table in docs/production-brokers.md follows it.
  */
 const NEEDED_OPERATIONS: Array<{what: RegExp; topic: string; group?: string}> = [
   {what: /^publish to topic /, topic: 'Write'},

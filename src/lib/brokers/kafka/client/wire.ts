@@ -246,7 +246,7 @@ export class KafkaWire {
     this.layouts.delete(topic)
   }
 
-  /** A connected broker by node id: bq's produce path sends its own requests through it (kafka-produce-request.ts). */
+  /** A connected broker by node id: bq's produce path sends its own requests through it (produce-request.ts). */
   async broker(nodeId: number): Promise<unknown> {
     return this.cluster.findBroker({nodeId})
   }
