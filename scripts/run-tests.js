@@ -2,11 +2,12 @@
 // Runs the test layers with node's own test runner (TypeScript through tsx), one child process per
 // test file, several files at a time.
 //
-// Usage: node scripts/run-tests.js [layer ...] [--quick] [--jobs N] [--only SUBSTRING ...]
+// Usage: node scripts/run-tests.js [layer ...] [--quick] [--jobs N] [--only SUBSTRING ...] [--broker NAME ...]
 //   layers: unit conformance integration e2e reliability (default: all)
 //   --quick    only files that need no broker (unit, conformance, embedded-store e2e)
 //   --jobs N   files run at once (default BQ_TEST_JOBS or 3; 1 = the old one-file-at-a-time run)
-//   --only S   only files whose path contains S (repeatable)
+//   --only S   only files whose path contains S (repeatable: any of them)
+//   --broker B only files that hold broker B or live in test/brokers/B/ (repeatable: any of them)
 //
 // Which files may overlap is in scripts/test-plan.js (a file's broker comes from its folder or its
 // `// @test-uses` line; `// @test-alone` files run with nothing else). Each file's output is
@@ -20,7 +21,7 @@ import {join} from 'node:path'
 import {allLayers, planFiles} from './test-plan.js'
 
 const options = parseArgs(process.argv.slice(2))
-const files = planFiles(options.layers, {quick: options.quick, only: options.only})
+const files = planFiles(options.layers, {quick: options.quick, only: options.only, brokers: options.brokers})
 if (files.length === 0) {
   console.error('no test files found')
   process.exit(1)
@@ -47,15 +48,16 @@ await schedule(files, options.jobs)
 report()
 
 function parseArgs(argv) {
-  const parsed = {layers: [], quick: false, jobs: Number(process.env.BQ_TEST_JOBS ?? 3), only: []}
+  const parsed = {layers: [], quick: false, jobs: Number(process.env.BQ_TEST_JOBS ?? 3), only: [], brokers: []}
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]
     if (arg === '--quick') parsed.quick = true
     else if (arg === '--jobs') parsed.jobs = Number(argv[++i])
     else if (arg === '--only') parsed.only.push(argv[++i] ?? '')
+    else if (arg === '--broker') parsed.brokers.push(argv[++i] ?? '')
     else if (allLayers.includes(arg)) parsed.layers.push(arg)
     else {
-      console.error(`unknown argument "${arg}" (layers: ${allLayers.join(', ')}; flags: --quick, --jobs N, --only S)`)
+      console.error(`unknown argument "${arg}" (layers: ${allLayers.join(', ')}; flags: --quick, --jobs N, --only S, --broker B)`)
       process.exit(2)
     }
   }

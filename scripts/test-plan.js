@@ -76,9 +76,10 @@ function describe(path, layer) {
 
 /**
  * The files of these layers in the order to start them. `quick` keeps those that hold no broker
- * and are not alone; `only` keeps paths containing one of its strings.
+ * and are not alone; `only` keeps paths containing one of its strings; `brokers` keeps files of
+ * one of those brokers.
  */
-export function planFiles(layers, {quick = false, only = []} = {}) {
+export function planFiles(layers, {quick = false, only = [], brokers = []} = {}) {
   const brokerTests = testFiles(join('test', 'brokers'))
   let files = layers.flatMap((layer) => [
     ...testFiles(join('test', layer)).map((path) => describe(path, layer)),
@@ -86,6 +87,9 @@ export function planFiles(layers, {quick = false, only = []} = {}) {
   ])
   if (quick) files = files.filter((file) => file.resources.length === 0 && !file.alone)
   if (only.length > 0) files = files.filter((file) => only.some((s) => file.path.includes(s)))
+  if (brokers.length > 0) {
+    files = files.filter((file) => brokers.some((b) => file.resources.includes(b) || file.path.startsWith(join('test', 'brokers', b) + sep)))
+  }
   const times = expectedTimes()
   const expected = (file) => times.get(file.path) ?? 30
   return files.sort((a, b) => Number(b.alone) - Number(a.alone) || expected(b) - expected(a))
