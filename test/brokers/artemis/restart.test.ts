@@ -1,3 +1,4 @@
+// @test-alone: starts, SIGKILLs and restarts a private JVM broker, and bounds how long bq takes to give up
 /** ActiveMQ Artemis restarts: a private instance SIGKILLed mid-redrive and mid-publish, then started again on its journal. */
 import {restartSuite} from '../../suites/restart-suite.js'
 
