@@ -3,7 +3,8 @@
 //
 // - A file under test/brokers/<broker>/ holds that broker (the embedded store, sqlite, is no
 //   broker); `*.unit.test.ts` files hold none. Any file may add brokers with a line
-//   `// @test-uses redis rabbitmq` in its first lines. Two files holding the same broker never
+//   `// @test-uses redis rabbitmq` in its first lines (or another shared thing: the package test
+//   holds `npm-registry`, which also keeps it out of the quick set). Two files holding the same broker never
 //   overlap: their queues are unique, but listings (dlq ls, inflight ls) and broker-wide settings
 //   are not.
 // - `// @test-alone <why>` runs a file with nothing beside it: it kills or restarts a broker,
@@ -75,8 +76,8 @@ function describe(path, layer) {
 }
 
 /**
- * The files of these layers in the order to start them. `quick` keeps those that hold no broker
- * and are not alone; `only` keeps paths containing one of its strings; `brokers` keeps files of
+ * The files of these layers in the order to start them. `quick` keeps those that hold nothing,
+ * are not alone and are not SIGKILL series (reliability); `only` keeps paths containing one of its strings; `brokers` keeps files of
  * one of those brokers.
  */
 export function planFiles(layers, {quick = false, only = [], brokers = []} = {}) {
@@ -85,7 +86,7 @@ export function planFiles(layers, {quick = false, only = [], brokers = []} = {})
     ...testFiles(join('test', layer)).map((path) => describe(path, layer)),
     ...brokerTests.filter((path) => brokerLayer(path) === layer).map((path) => describe(path, layer)),
   ])
-  if (quick) files = files.filter((file) => file.resources.length === 0 && !file.alone)
+  if (quick) files = files.filter((file) => file.resources.length === 0 && !file.alone && file.layer !== 'reliability')
   if (only.length > 0) files = files.filter((file) => only.some((s) => file.path.includes(s)))
   if (brokers.length > 0) {
     files = files.filter((file) => brokers.some((b) => file.resources.includes(b) || file.path.startsWith(join('test', 'brokers', b) + sep)))

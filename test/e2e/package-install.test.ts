@@ -1,3 +1,4 @@
+// @test-uses npm-registry
 /**
  * bq as users install it: `npm pack` makes the tarball, `npm install -g --prefix <tmp>` installs it
  * on an empty prefix (dependencies from npm's cache, else the registry: `--prefer-offline`), and
