@@ -11,9 +11,12 @@ import {stopOnInterrupt} from './interrupt.js'
 
 export type MoveResult = RedriveReport & {items: RedriveItem[]; /** The run ledger id (bq runs show), when the run was recorded. */ run_id?: string}
 
+/** The stop reason of a run whose output closed (`… --list | head`): it stops as for Ctrl-C, exit 3. */
+export const OUTPUT_CLOSED = 'the output closed (its reader went away); the rest stay where they were'
+
 /**
  * What redrive and replay share around their engines: Ctrl-C, SIGTERM or SIGHUP stops after the
- * batch, per-message lines when asked, the summary on stderr, and items under --json. A run that
+ * batch, and so does a closed output (a run must not go on moving what no one sees), per-message lines when asked, the summary on stderr, and items under --json. A run that
  * did not move every selected message ends in PartialError (exit 3), an interrupted one in
  * InterruptedError (130, 143 or 129 by signal); both carry the full report, which BqCommand
  * prints under --json.
@@ -43,9 +46,16 @@ export async function runMoves(
       flushing = flushing.then(() => out.flush()).catch(() => {})
     })
   }
+  // A closed pipe is the end of the listing, not a failure of the run: the report still goes to stderr.
+  const finishOutput = async () => {
+    await flushing
+    await out.flush().catch((error: unknown) => {
+      if (!out.closed) throw error
+    })
+  }
   try {
     const report = await run({
-      stopRequested: interrupt.requested,
+      stopRequested: () => interrupt.requested() || out.closed,
       onItem: (item) => {
         if (options.json) items.push(item)
         options.onItem?.(item)
@@ -58,8 +68,8 @@ export async function runMoves(
       },
     })
     progress.stop()
-    await flushing
-    await out.flush()
+    await finishOutput()
+    if (out.closed && report.stop_reason === 'interrupted' && !interrupt.requested()) report.stop_reason = OUTPUT_CLOSED
     if (!options.json) options.log(summaryLine(report, options.verb))
     const result: MoveResult = {...report, items}
     const unfinished = unfinishedRun(result, options.verb, interrupt.signal())
@@ -70,8 +80,7 @@ export async function runMoves(
     // the items under --json, as for a partial run; the error keeps its own code and exit code.
     progress.stop()
     if (!(error instanceof BqError) || !isRunReport(error.result)) throw error
-    await flushing
-    await out.flush()
+    await finishOutput()
     if (!options.json) options.log(summaryLine(error.result, options.verb))
     throw withResult(error, {...error.result, items})
   } finally {
