@@ -22,18 +22,22 @@ export const OUTPUT_CLOSED = 'the output closed (its reader went away); the rest
  * prints under --json.
  */
 export async function runMoves(
-  options: {json: boolean; list: boolean; verb: string; log: (line: string) => void; total?: number; onItem?: (item: RedriveItem) => void; labels?: OutcomeLabels},
+  options: {
+    json: boolean; list: boolean; verb: string; log: (line: string) => void; total?: number; onItem?: (item: RedriveItem) => void; labels?: OutcomeLabels
+    /** The command that returns what a run stopped at once left in staging (`bq dlq recover …`). */
+    recover?: string
+  },
   run: (hooks: {onItem: (item: RedriveItem) => void; stopRequested: () => boolean}) => Promise<RedriveReport>,
 ): Promise<MoveResult> {
   // The progress line first: on a signal it clears itself before the interrupt's message.
   const progress = startProgress({unit: 'examined', total: options.total, moves: true, movedLabel: options.labels?.redriven, json: options.json})
-  const interrupt = stopOnInterrupt()
+  const counts = {examined: 0, moved: 0, failed: 0}
+  const interrupt = stopOnInterrupt({lastWords: () => stoppedAtOnce(counts, options.verb, options.recover)})
   const out = new OutputWriter()
   out.statusLine = progress
   const items: RedriveItem[] = []
   const listing = !options.json && options.list
   const print = itemPrinter(out, listing, options.labels)
-  const counts = {examined: 0, moved: 0, failed: 0}
   // --list lines go out as each batch ends (the engines yield between batches), not at the end;
   // a failed write (a closed pipe) is kept by the writer and thrown by the last flush below.
   let flushing: Promise<void> = Promise.resolve()
@@ -87,6 +91,13 @@ export async function runMoves(
     progress.stop()
     interrupt.dispose()
   }
+}
+
+/** The line a second signal prints before it exits at once: what moved, and how to recover the rest. */
+function stoppedAtOnce(counts: {examined: number; moved: number}, verb: string, recover: string | undefined): string {
+  const moved = `stopped at once: ${counts.moved} ${verb} of ${counts.examined} examined`
+  if (recover === undefined) return `${moved}; the rest stay where they were`
+  return `${moved}; messages of the batch in flight may be left in staging: run ${recover} (with the same --broker or --context) to return them`
 }
 
 /** What the run ledger keeps of a redrive or replay report (its counts; the ids are noted item by item). */
