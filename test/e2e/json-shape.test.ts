@@ -70,7 +70,7 @@ describe('--json has one envelope on every command', () => {
     assert.equal(ok.output.ok && (ok.output.result.ids as string[]).length, 1)
     const dry = await jsonRun(['publish', 'urn:babel:orders:created', '-d', '{"order_id":1}', '--dry-run'])
     assert.equal(dry.output.ok && dry.output.result.dry_run, true)
-    assert.deepEqual(failure((await jsonRun(['publish', 'urn:babel:orders:created', '-q', 'orders', '-b', down])).output), {code: 'connection', exit_code: 4, message: 'cannot connect to redis://127.0.0.1:1: connection refused'})
+    assert.deepEqual(failure((await jsonRun(['publish', 'urn:babel:orders:created', '-d', '{}', '-q', 'orders', '-b', down])).output), {code: 'connection', exit_code: 4, message: 'cannot connect to redis://127.0.0.1:1: connection refused'})
   })
 
   test('peek', async () => {

@@ -41,7 +41,7 @@ describe('the run ledger', () => {
     assert.equal(published.code, 0, published.stderr)
     const runId = jsonResult(published.stdout).run_id as string
     const ids = jsonResult(published.stdout).ids as string[]
-    await bq(['publish', 'urn:babel:orders:created', '-q', 'orders', '--dry-run'])
+    await bq(['publish', 'urn:babel:orders:created', '-d', '{}', '-q', 'orders', '--dry-run'])
     const listed = jsonResult((await bq(['runs', 'list', '--json'])).stdout).runs as Array<Record<string, unknown>>
     assert.equal(listed.length, 1, 'the dry run is not recorded')
     const shown = jsonResult((await bq(['runs', 'show', runId, '--json'])).stdout)
@@ -67,7 +67,7 @@ describe('the run ledger', () => {
   })
 
   test('a ledger that cannot be written is a warning: the run still succeeds', async () => {
-    const result = await bq(['publish', 'urn:babel:orders:created', '-q', 'orders', '--json'], {BQ_LEDGER: '/proc/bq-cannot-write/ledger.db'})
+    const result = await bq(['publish', 'urn:babel:orders:created', '-d', '{}', '-q', 'orders', '--json'], {BQ_LEDGER: '/proc/bq-cannot-write/ledger.db'})
     assert.equal(result.code, 0, result.stderr)
     const output = jsonOutput(result.stdout)
     assert.ok(output.ok)
