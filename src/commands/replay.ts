@@ -69,7 +69,7 @@ Exit status: 0 when every selected message was published, 1 when nothing was bec
       const selection = {...selectionRecord(flags), max: flags.max, to: flags.to ?? null, as_is: flags['as-is'], new_id: flags['new-id'], bypass: flags.bypass}
       const info = {command: 'replay', broker: target.displayUrl, source: args.file, target: flags.to, selection, reason: flags.reason, dryRun: flags['dry-run']}
       return recordRun(info, async (run) => {
-        const result = await runMoves({json, list: flags.list || flags['dry-run'], verb: 'published', log, onItem: noteMoved(run, 'published')}, (hooks) =>
+        const result = await runMoves({json, list: flags.list || flags['dry-run'], dryRun: flags['dry-run'], verb: 'published', log, onItem: noteMoved(run, 'published')}, (hooks) =>
           replay({
             file: args.file, target, toQueue: flags.to, selectors, max: flags.max, rate: flags.rate, bypass: flags.bypass,
             dryRun: flags['dry-run'], asIs: flags['as-is'], newId: flags['new-id'], restoreHeaders: flags['restore-headers'],

@@ -55,6 +55,15 @@ describe('progress on a terminal', () => {
     assert.match(screen, /3000 examined: 3000 moved/)
   })
 
+  test('a dry run counts what would move, never "moved"', async (t) => {
+    if (!needTerminal(t)) return
+    assert.equal((await runBq(['publish', URN, '-d', '{}', '-q', 'd1.dlq', '-b', url, '--count', '3000'], {env})).code, 0)
+    const {code, screen} = await onTerminal(['dlq', 'redrive', 'd1', '--to', 'd1.back', '-b', url, '--dry-run'], {env, redirect: '> /dev/null'})
+    assert.equal(code, 0, screen)
+    assert.match(plain(screen), /\d+\/3000 \| \d+ would be moved, 0 failed, \d+ left/)
+    assert.doesNotMatch(plain(screen), /\d+ moved,/)
+  })
+
   test('a peek export to a file shows "exported"; --json shows nothing', async (t) => {
     if (!needTerminal(t)) return
     const out = path.join(dir, 'export.jsonl')

@@ -86,7 +86,7 @@ Exit status: 0 when every selected message was deleted, 3 when some were not, 2 
       try {
         return await withRenamedRun(async () => report(await recordRun(info, async (ledger) => {
           const result = await runMoves(
-            {json, list: flags.list || dryRun, verb: 'purged', log, total, labels: {redriven: 'purged', would_redrive: 'would purge'}, onItem: noteMoved(ledger, 'deleted'), recover: recoverCommand(args.queue, flags.dlq)},
+            {json, list: flags.list || dryRun, dryRun, verb: 'purged', log, total, labels: {redriven: 'purged', would_redrive: 'would purge'}, onItem: noteMoved(ledger, 'deleted'), recover: recoverCommand(args.queue, flags.dlq)},
             (hooks) => purge({source, dlq, selectors, max: flags.max, dryRun, backup, acceptDeliveryCost, ...hooks}),
           )
           return ledger.recorded ? {...result, run_id: ledger.id} : result

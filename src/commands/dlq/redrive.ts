@@ -89,7 +89,7 @@ Exit status: 0 when every selected message moved, 3 when some did not, 2 for usa
       const selection = {...selectionRecord(flags), ...(flags.patch === undefined ? {} : {patch: flags.patch}), ...(copy ? {copy: true} : {}), max: flags.max, to: flags.to ?? null, bypass: flags.bypass}
       const info = {command: 'dlq redrive', broker: source.displayUrl, targetBroker: target === source ? undefined : target.displayUrl, source: dlq, target: flags.to, selection, reason: flags.reason, dryRun: flags['dry-run']}
       const run = () => recordRun(info, async (ledger) => {
-        const moves = {json, list: flags.list || flags['dry-run'], verb: copy ? 'copied' : 'moved', log, total, labels: copy ? COPY_LABELS : undefined, onItem: noteMoved(ledger, copy ? 'copied' : undefined), recover: recoverCommand(args.queue, flags.dlq)}
+        const moves = {json, list: flags.list || flags['dry-run'], dryRun: flags['dry-run'], verb: copy ? 'copied' : 'moved', log, total, labels: copy ? COPY_LABELS : undefined, onItem: noteMoved(ledger, copy ? 'copied' : undefined), recover: recoverCommand(args.queue, flags.dlq)}
         const result = await runMoves(moves, (hooks) =>
           redrive({source, target, dlq, toQueue: flags.to, selectors, max: flags.max, rate: flags.rate, bypass: flags.bypass, dryRun: flags['dry-run'], acceptDeliveryCost, transform, copy, runId: ledger.recorded ? ledger.id : undefined, ...hooks}),
         )

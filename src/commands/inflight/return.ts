@@ -68,7 +68,7 @@ Exit status: 0 when every selected element was returned (or acknowledged meanwhi
       const info = {command: 'inflight return', broker: adapter.displayUrl, source: queue, target: queue, selection, reason: flags.reason, dryRun}
       return withRenamedRun(async () => {
         const result = await recordRun(info, async (ledger) => {
-          const moved = await runMoves({json, list: flags.list || dryRun, verb: 'returned', log, total: inflight, labels: LABELS, onItem: noteMoved(ledger, 'returned')}, (hooks) =>
+          const moved = await runMoves({json, list: flags.list || dryRun, dryRun, verb: 'returned', log, total: inflight, labels: LABELS, onItem: noteMoved(ledger, 'returned')}, (hooks) =>
             returnInflight({adapter, queue, selectors, olderThanMs, dryRun, ...hooks}),
           )
           const acknowledged = (moved as MoveResult & {acknowledged_meanwhile?: number}).acknowledged_meanwhile ?? 0

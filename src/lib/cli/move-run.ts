@@ -26,11 +26,14 @@ export async function runMoves(
     json: boolean; list: boolean; verb: string; log: (line: string) => void; total?: number; onItem?: (item: RedriveItem) => void; labels?: OutcomeLabels
     /** The command that returns what a run stopped at once left in staging (`bq dlq recover …`). */
     recover?: string
+    /** A dry run: its progress line counts what would move, never "moved". */
+    dryRun?: boolean
   },
   run: (hooks: {onItem: (item: RedriveItem) => void; stopRequested: () => boolean}) => Promise<RedriveReport>,
 ): Promise<MoveResult> {
   // The progress line first: on a signal it clears itself before the interrupt's message.
-  const progress = startProgress({unit: 'examined', total: options.total, moves: true, movedLabel: options.labels?.redriven, json: options.json})
+  const movedLabel = options.dryRun ? (options.labels?.would_redrive ?? `would be ${options.verb}`) : options.labels?.redriven
+  const progress = startProgress({unit: 'examined', total: options.total, moves: true, movedLabel, json: options.json})
   const counts = {examined: 0, moved: 0, failed: 0}
   const interrupt = stopOnInterrupt({lastWords: () => stoppedAtOnce(counts, options.verb, options.recover)})
   const out = new OutputWriter()
