@@ -13,7 +13,14 @@ import path from 'node:path'
 
 import {depth, redisUrl} from '../suites/command-suite.js'
 import {requireBroker, uniqueQueue} from '../support/brokers.js'
-import {hasStackTrace, runBq} from '../support/cli.js'
+import {binRun, hasStackTrace, runBq} from '../support/cli.js'
+
+/** Runs a line in sh, `bq` being the built CLI. */
+async function shell(line: string): Promise<{code: number; stderr: string}> {
+  const {spawnSync} = await import('node:child_process')
+  const result = spawnSync('sh', ['-c', `bq() { "${process.execPath}" "${binRun}" "$@"; }; ${line}`], {env: {...process.env, NO_COLOR: '1', ...env}, encoding: 'utf8'})
+  return {code: result.status ?? 1, stderr: result.stderr}
+}
 
 let dir: string
 let env: NodeJS.ProcessEnv
@@ -42,6 +49,23 @@ for (const c of cases) {
       assert.equal(await depth(c.url(), queue), 0)
       const explicit = await runBq(['publish', 'urn:babel:orders:created', '-d', '{}', '-q', queue, '-b', c.url()], {env})
       assert.equal(explicit.code, 0, explicit.stderr)
+    })
+
+    test("purge's restore hint is shell-quoted: pasted into a shell, it restores the DLQ", async (t) => {
+      if (!(await c.available(t))) return
+      const queue = `${uniqueQueue('purge')} it's`
+      const dlq = `${queue}.dlq`
+      assert.equal((await runBq(['publish', 'urn:babel:orders:created', '-d', '{}', '-q', dlq, '--count', '3', '-b', c.url()], {env})).code, 0)
+      const backup = path.join(dir, `backup ${Date.now()}.jsonl`)
+      const purged = await runBq(['dlq', 'purge', queue, '--backup', backup, '--yes', '-b', c.url()], {env})
+      assert.equal(purged.code, 0, purged.stderr)
+      assert.equal(await depth(c.url(), dlq), 0)
+      const hint = /restore with: (.*)\)$/m.exec(purged.stderr)
+      assert.ok(hint, purged.stderr)
+      assert.match(hint[1], /^bq replay '/)
+      const restored = await shell(`${hint[1]} --yes -b '${c.url()}'`)
+      assert.equal(restored.code, 0, restored.stderr)
+      assert.equal(await depth(c.url(), dlq), 3)
     })
   })
 }

@@ -9,7 +9,7 @@ import {dlqName} from '../../lib/cli/dlq-name.js'
 import {selectionFlags, selectionRecord, sharedFlags} from '../../lib/cli/flags.js'
 import {confirmChange} from '../../lib/cli/guardrails.js'
 import {moveTallyAs, noteMoved, runMoves} from '../../lib/cli/move-run.js'
-import {recoverCommand} from '../../lib/output/shell-word.js'
+import {recoverCommand, shellLine} from '../../lib/output/shell-word.js'
 import type {MoveResult} from '../../lib/cli/move-run.js'
 import {recordRun} from '../../lib/ledger/record.js'
 import {selectorsFromFlags} from '../../lib/ops/match.js'
@@ -73,7 +73,7 @@ Exit status: 0 when every selected message was deleted, 3 when some were not, 2 
       }
       // Created (exclusively) before anything is read: an existing file is refused with nothing changed.
       const backup = dryRun || backupPath === undefined ? undefined : PurgeBackup.create(backupPath)
-      if (backup) this.logToStderr(`backup: ${backup.path} (restore with: bq replay ${backup.path} --as-is --to ${dlq})`)
+      if (backup) this.logToStderr(`backup: ${backup.path} (restore with: ${shellLine(['bq', 'replay', backup.path, '--as-is', '--to', dlq])})`)
       const total = depth === undefined ? undefined : flags.max > 0 && selectors.length === 0 ? Math.min(depth, flags.max) : depth
       const report = (result: MoveResult) => {
         // A purge has no target queue: the backup is where its messages went.
