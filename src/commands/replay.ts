@@ -1,6 +1,7 @@
 import {Args, Flags} from '@oclif/core'
 
 import {BqCommand} from '../lib/cli/base-command.js'
+import {REFUSED_EXIT} from '../lib/cli/exit-help.js'
 import {withTargetBroker} from '../lib/cli/broker.js'
 import {selectionFlags, selectionRecord, sharedFlags} from '../lib/cli/flags.js'
 import {confirmChange} from '../lib/cli/guardrails.js'
@@ -18,7 +19,7 @@ export default class Replay extends BqCommand {
 
 Lines of a header-keeping export (peek --jsonl --with-headers: {"envelope":{…},"headers":{…}}) are read as the envelope inside, and their headers are published with it: the export kept them on purpose, and a trace that silently lost its traceparent would be worse than one that kept it. --no-restore-headers drops them (for instance to keep a sandbox replay out of production traces). Other lines are envelopes, as peek --jsonl writes them.
 
-Exit status: 0 when every selected message was published, 1 when nothing was because every message read was poison, 3 when some were not, 2 for usage errors, a file that cannot be read, or when not confirmed (nothing was changed), 4 when the broker cannot be reached, 130 when interrupted (Ctrl-C), 143 on SIGTERM, 129 on SIGHUP: each stops after the current batch and reports what was published.`
+Exit status: 0 when every selected message was published, 1 when nothing was because every message read was poison, 3 when some were not, 2 for usage errors, a file that cannot be read, or when not confirmed (nothing was changed), 4 when the broker cannot be reached, ${REFUSED_EXIT}, 130 when interrupted (Ctrl-C), 143 on SIGTERM, 129 on SIGHUP: each stops after the current batch and reports what was published.`
   static override examples = [
     '<%= config.bin %> replay export.jsonl --to orders.sandbox --bypass --yes',
     '<%= config.bin %> replay backup.jsonl --as-is --to orders -b "$STAGING_BROKER" --yes',

@@ -69,3 +69,16 @@ for (const c of cases) {
     })
   })
 }
+
+describe('per-command help', () => {
+  test('every broker command whose help lists exit codes lists 6 (refused) beside 4 (unreachable)', async () => {
+    const commands = [['publish'], ['replay'], ['dlq', 'redrive'], ['dlq', 'purge'], ['dlq', 'edit'], ['dlq', 'triage'], ['dlq', 'ls'], ['inflight', 'ls'], ['inflight', 'return']]
+    for (const command of commands) {
+      const help = await runBq([...command, '--help'], {env})
+      assert.equal(help.code, 0, help.stderr)
+      const text = help.stdout.replace(/\s+/g, ' ')
+      assert.match(text, /Exit status: .*\b4 (when|the broker)/, command.join(' '))
+      assert.match(text, /\b6 when the broker refuses the credentials or a permission/, command.join(' '))
+    }
+  })
+})

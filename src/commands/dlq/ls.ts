@@ -3,6 +3,7 @@ import type {Interfaces} from '@oclif/core'
 
 import type {BrokerAdapter} from '../../lib/brokers/adapter.js'
 import {BqCommand} from '../../lib/cli/base-command.js'
+import {REFUSED_EXIT} from '../../lib/cli/exit-help.js'
 import {withBroker} from '../../lib/cli/broker.js'
 import {parseDuration} from '../../lib/cli/duration.js'
 import {metricsFormatOf, sharedFlags} from '../../lib/cli/flags.js'
@@ -34,7 +35,7 @@ export default class DlqLs extends BqCommand {
 
 --format openmetrics writes the figures as an OpenMetrics text exposition instead of the table (gauges per DLQ: depth, sampled messages, messages per reason, oldest and newest failed_at age; and the in-flight counts of the queues the DLQs serve, where the broker shows them), for node_exporter's textfile collector or any scraper; --format prometheus writes the same in the Prometheus text format 0.0.4. bq_up says whether the broker was read: a run that cannot reach or is refused by the broker still writes bq_up 0, bq_last_exit_code and, where an earlier run succeeded, bq_last_success_timestamp_seconds, and exits with its failure's code. The README lists the metrics.
 
-Exit status: 0, 5 when --fail-above or --max-age fired (the listing is still printed), 2 for usage errors, 4 when the broker cannot be reached, 6 when it refuses the credentials or a permission, 1 when the broker cannot list its queues.`
+Exit status: 0, 5 when --fail-above or --max-age fired (the listing is still printed), 2 for usage errors, 4 when the broker cannot be reached, ${REFUSED_EXIT}, 1 when the broker cannot list its queues.`
   static override aliases = ['dlq:list']
   static override examples = [
     '<%= config.bin %> dlq ls',

@@ -3,6 +3,7 @@ import {existsSync} from 'node:fs'
 import {Args, Flags} from '@oclif/core'
 
 import {BqCommand} from '../../lib/cli/base-command.js'
+import {REFUSED_EXIT} from '../../lib/cli/exit-help.js'
 import {requireReceiveConsent, withBroker} from '../../lib/cli/broker.js'
 import {purgeQuestion} from '../../lib/cli/confirm.js'
 import {dlqName} from '../../lib/cli/dlq-name.js'
@@ -28,7 +29,7 @@ Left in place: unselected messages, poison (bodies that are not envelopes: no ba
 
 On a queue that counts deliveries toward a delivery limit, a dry run that would read by receiving is refused, and a purge that leaves messages behind needs --accept-delivery-cost, as for dlq redrive.
 
-Exit status: 0 when every selected message was deleted, 3 when some were not, 2 for usage errors, an existing backup file, or when not confirmed (nothing was changed), 4 when the broker cannot be reached or is lost, 130/143/129 on SIGINT/SIGTERM/SIGHUP (stops after the current batch).`
+Exit status: 0 when every selected message was deleted, 3 when some were not, 2 for usage errors, an existing backup file, or when not confirmed (nothing was changed), 4 when the broker cannot be reached or is lost, ${REFUSED_EXIT}, 130/143/129 on SIGINT/SIGTERM/SIGHUP (stops after the current batch).`
   static override examples = [
     '<%= config.bin %> dlq purge orders --dry-run',
     '<%= config.bin %> dlq purge orders --select reason=unknown_urn --yes',

@@ -1,6 +1,7 @@
 import {Args, Flags} from '@oclif/core'
 
 import {BqCommand} from '../../lib/cli/base-command.js'
+import {REFUSED_EXIT} from '../../lib/cli/exit-help.js'
 import {requireReceiveConsent, withBrokers} from '../../lib/cli/broker.js'
 import {redriveQuestion} from '../../lib/cli/confirm.js'
 import {dlqName} from '../../lib/cli/dlq-name.js'
@@ -26,7 +27,7 @@ export default class DlqRedrive extends BqCommand {
 
 On a queue that counts deliveries toward a delivery limit (the README's "Delivery limits" says which, per broker), a dry run that would read by receiving is refused, and a redrive needs --accept-delivery-cost: what it leaves behind (unselected, poison, unmovable) costs one delivery each.
 
-Exit status: 0 when every selected message moved, 3 when some did not, 2 for usage errors or when not confirmed (nothing was changed), 4 when a broker cannot be reached or is lost (the report says what moved), 130 when interrupted (Ctrl-C), 143 on SIGTERM, 129 on SIGHUP: each stops after the current batch and reports what moved.`
+Exit status: 0 when every selected message moved, 3 when some did not, 2 for usage errors or when not confirmed (nothing was changed), 4 when a broker cannot be reached or is lost (the report says what moved), ${REFUSED_EXIT}, 130 when interrupted (Ctrl-C), 143 on SIGTERM, 129 on SIGHUP: each stops after the current batch and reports what moved.`
   static override aliases = ['redrive']
   static override examples = [
     '<%= config.bin %> dlq redrive orders --dry-run',

@@ -2,6 +2,7 @@ import {Args, Flags} from '@oclif/core'
 
 import type {InflightGauge} from '../../lib/brokers/adapter.js'
 import {BqCommand} from '../../lib/cli/base-command.js'
+import {REFUSED_EXIT} from '../../lib/cli/exit-help.js'
 import {withBroker} from '../../lib/cli/broker.js'
 import {metricsFormatOf, sharedFlags} from '../../lib/cli/flags.js'
 import {inflightElementJson, listInflight} from '../../lib/ops/inflight-list.js'
@@ -33,7 +34,7 @@ export default class InflightLs extends BqCommand {
   Pulsar            unacked messages and backlog per subscription
   Service Bus       active, scheduled and deferred messages
 
-Where a broker shows counts only, bq says why. Exit status: 0; 2 for usage errors; 4 when the broker cannot be reached; 6 when it refuses the credentials or a permission; 1 when the queue does not exist, or when the broker cannot count (RabbitMQ without its management API: cannot-count-inflight).`
+Where a broker shows counts only, bq says why. Exit status: 0; 2 for usage errors; 4 when the broker cannot be reached; ${REFUSED_EXIT}; 1 when the queue does not exist, or when the broker cannot count (RabbitMQ without its management API: cannot-count-inflight).`
   static override examples = [
     '<%= config.bin %> inflight ls orders',
     '<%= config.bin %> inflight ls orders --json',
