@@ -55,7 +55,9 @@ describe('the run ledger', () => {
     assert.doesNotMatch(shown.command_line as string, /4111/)
     const human = await bq(['runs', 'show', runId.slice(0, 8)])
     assert.match(human.stdout, /^reason: +smoke test$/m)
-    assert.match(human.stdout, /^published \(1\):\n {2}[0-9a-f-]{36}$/m)
+    assert.match(human.stdout, /^published: +1 id \(--ids lists them\)$/m)
+    const withIds = await bq(['runs', 'show', runId.slice(0, 8), '--ids'])
+    assert.match(withIds.stdout, /^published \(1\):\n {2}[0-9a-f-]{36}$/m)
   })
 
   test('a URL password never reaches the ledger', async () => {

@@ -13,7 +13,7 @@ import path from 'node:path'
 
 import {depth, redisUrl} from '../suites/command-suite.js'
 import {requireBroker, uniqueQueue} from '../support/brokers.js'
-import {binRun, hasStackTrace, runBq} from '../support/cli.js'
+import {binRun, hasStackTrace, jsonResult, runBq} from '../support/cli.js'
 
 /** Runs a line in sh, `bq` being the built CLI. */
 async function shell(line: string): Promise<{code: number; stderr: string}> {
@@ -49,6 +49,20 @@ for (const c of cases) {
       assert.equal(await depth(c.url(), queue), 0)
       const explicit = await runBq(['publish', 'urn:babel:orders:created', '-d', '{}', '-q', queue, '-b', c.url()], {env})
       assert.equal(explicit.code, 0, explicit.stderr)
+    })
+
+    test('runs show gives counts of the ids a run touched, and the ids only with --ids', async (t) => {
+      if (!(await c.available(t))) return
+      const queue = uniqueQueue('runs-show')
+      const published = await runBq(['publish', 'urn:babel:orders:created', '-d', '{}', '-q', queue, '--count', '2500', '-b', c.url(), '--json'], {env, timeoutMs: 60_000})
+      assert.equal(published.code, 0, published.stderr)
+      const runId = jsonResult(published.stdout).run_id as string
+      const shown = await runBq(['runs', 'show', runId], {env})
+      assert.equal(shown.code, 0, shown.stderr)
+      assert.match(shown.stdout, /^published: +2500 ids \(--ids lists them\)$/m)
+      assert.ok(shown.stdout.split('\n').length < 30, `${shown.stdout.split('\n').length} lines`)
+      const listed = await runBq(['runs', 'show', runId, '--ids'], {env})
+      assert.equal(listed.stdout.split('\n').filter((line) => /^ {2}[0-9a-f-]{36}$/.test(line)).length, 2500)
     })
 
     test("purge's restore hint is shell-quoted: pasted into a shell, it restores the DLQ", async (t) => {
