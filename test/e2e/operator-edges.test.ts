@@ -13,7 +13,7 @@ import path from 'node:path'
 
 import {depth, redisUrl} from '../suites/command-suite.js'
 import {requireBroker, uniqueQueue} from '../support/brokers.js'
-import {binRun, hasStackTrace, jsonResult, runBq} from '../support/cli.js'
+import {binRun, hasStackTrace, jsonOutput, jsonResult, runBq} from '../support/cli.js'
 
 /** Runs a line in sh, `bq` being the built CLI. */
 async function shell(line: string): Promise<{code: number; stderr: string}> {
@@ -63,6 +63,22 @@ for (const c of cases) {
       assert.ok(shown.stdout.split('\n').length < 30, `${shown.stdout.split('\n').length} lines`)
       const listed = await runBq(['runs', 'show', runId, '--ids'], {env})
       assert.equal(listed.stdout.split('\n').filter((line) => /^ {2}[0-9a-f-]{36}$/.test(line)).length, 2500)
+    })
+
+    test('a misspelled queue: redrive and inflight ls say it does not exist (exit 0, as for an empty queue)', async (t) => {
+      if (!(await c.available(t))) return
+      const queue = uniqueQueue('misspelled')
+      const redrive = await runBq(['dlq', 'redrive', queue, '--yes', '-b', c.url()], {env})
+      assert.equal(redrive.code, 0, redrive.stderr)
+      assert.match(redrive.stderr, new RegExp(`^Warning: no queue ${queue}\\.dlq on .*a misspelled name\\?`, 'm'))
+      const inflight = await runBq(['inflight', 'ls', queue, '-b', c.url(), '--json'], {env})
+      assert.equal(inflight.code, 0, inflight.stderr)
+      const output = jsonOutput(inflight.stdout)
+      assert.ok(output.warnings.some((w) => w.startsWith(`no queue ${queue} on `)), JSON.stringify(output.warnings))
+      // A queue that holds a message is not noted.
+      assert.equal((await runBq(['publish', 'urn:babel:orders:created', '-d', '{}', '-q', `${queue}.dlq`, '-b', c.url()], {env})).code, 0)
+      const dry = await runBq(['dlq', 'redrive', queue, '--dry-run', '-b', c.url()], {env})
+      assert.doesNotMatch(dry.stderr, /no queue/)
     })
 
     test("purge's restore hint is shell-quoted: pasted into a shell, it restores the DLQ", async (t) => {

@@ -5,6 +5,7 @@ import {REFUSED_EXIT} from '../../lib/cli/exit-help.js'
 import {requireReceiveConsent, withBrokers} from '../../lib/cli/broker.js'
 import {redriveQuestion} from '../../lib/cli/confirm.js'
 import {dlqName} from '../../lib/cli/dlq-name.js'
+import {warnIfMissing} from '../../lib/cli/missing-queue.js'
 import {selectionFlags, selectionRecord, sharedFlags} from '../../lib/cli/flags.js'
 import {confirmChange} from '../../lib/cli/guardrails.js'
 import {bypassWarning, moveTally, moveTallyAs, noteMoved, runMoves} from '../../lib/cli/move-run.js'
@@ -75,6 +76,7 @@ Exit status: 0 when every selected message moved, 3 when some did not, 2 for usa
       // Refused before anything is read, and before the operator is asked.
       const acceptDeliveryCost = flags['accept-delivery-cost']
       await checkDeliveryCost({source, dlq, dryRun: flags['dry-run'], selectors, max: flags.max, acceptDeliveryCost, copy: flags.copy})
+      await warnIfMissing(source, dlq, (text) => this.warn(text))
       // The DLQ's depth: for the question, and the progress line's total (only asked for when shown).
       const depth = !flags['dry-run'] || (!json && process.stderr.isTTY) ? await source.count(dlq) : undefined
       if (!flags['dry-run'] && depth !== undefined) {

@@ -4,6 +4,7 @@ import type {InflightGauge} from '../../lib/brokers/adapter.js'
 import {BqCommand} from '../../lib/cli/base-command.js'
 import {REFUSED_EXIT} from '../../lib/cli/exit-help.js'
 import {withBroker} from '../../lib/cli/broker.js'
+import {warnIfMissing} from '../../lib/cli/missing-queue.js'
 import {metricsFormatOf, sharedFlags} from '../../lib/cli/flags.js'
 import {inflightElementJson, listInflight} from '../../lib/ops/inflight-list.js'
 import type {InflightListing} from '../../lib/ops/inflight-list.js'
@@ -54,6 +55,7 @@ Where a broker shows counts only, bq says why. Exit status: 0; 2 for usage error
     const metrics = metricsFormatOf(flags.format, this.jsonEnabled())
     return withBroker(flags.broker, async (adapter) => {
       const listing = await listInflight(adapter, args.queue, flags.limit)
+      await warnIfMissing(adapter, args.queue, (text) => this.warn(text))
       const now = Date.now()
       if (metrics !== undefined) await writeExposition(inflightFamilies({broker: adapter.kind, brokerUrl: adapter.displayUrl}, [listing]), metrics)
       else if (!this.jsonEnabled()) await this.print(listing, now)
