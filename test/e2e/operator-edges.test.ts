@@ -112,3 +112,22 @@ describe('per-command help', () => {
     }
   })
 })
+
+describe('--json on oclif commands and unknown commands gives the one envelope', () => {
+  test('help, help COMMAND, version: ok with their facts; autocomplete and an unknown command: a usage error, exit 2', async () => {
+    const cases: Array<{args: string[]; code: number; check: (output: ReturnType<typeof jsonOutput>) => void}> = [
+      {args: ['help', '--json'], code: 0, check: (o) => assert.ok(o.ok && (o.result.commands as Array<{command: string}>).some((c) => c.command === 'dlq redrive'))},
+      {args: ['help', 'dlq', 'redrive', '--json'], code: 0, check: (o) => assert.ok(o.ok && o.result.command === 'dlq redrive' && Array.isArray(o.result.flags))},
+      {args: ['version', '--json'], code: 0, check: (o) => assert.ok(o.ok && typeof o.result.version === 'string')},
+      {args: ['autocomplete', '--json'], code: 2, check: (o) => assert.ok(!o.ok && o.error.code === 'usage' && o.error.exit_code === 2)},
+      {args: ['nosuch', '--json'], code: 2, check: (o) => assert.ok(!o.ok && o.error.code === 'usage' && /"nosuch" is not a bq command/.test(o.error.message))},
+      {args: ['help', 'nosuch', '--json'], code: 2, check: (o) => assert.ok(!o.ok && o.error.exit_code === 2)},
+    ]
+    for (const c of cases) {
+      const result = await runBq(c.args, {env})
+      assert.equal(result.code, c.code, `${c.args.join(' ')}: ${result.stdout}${result.stderr}`)
+      assert.equal(result.stderr, '', c.args.join(' '))
+      c.check(jsonOutput(result.stdout))
+    }
+  })
+})
