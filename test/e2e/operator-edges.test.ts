@@ -131,3 +131,28 @@ describe('--json on oclif commands and unknown commands gives the one envelope',
     }
   })
 })
+
+describe('TLS parameters', () => {
+  test('ca= twice and insecure= other than true/false are refused (exit 2) before any connection', async () => {
+    for (const url of ['rediss://127.0.0.1:1/0?ca=/a.pem&ca=/b.pem', 'amqps://127.0.0.1:1?ca=/a.pem&ca=/b.pem']) {
+      const result = await runBq(['peek', 'q', '-b', url], {env})
+      assert.equal(result.code, 2, result.stderr)
+      assert.match(result.stderr, /^Error: .*: ca= is given 2 times: give it once$/m)
+    }
+    for (const value of ['yes', '1', 'TRUE', 'no']) {
+      const result = await runBq(['peek', 'q', '-b', `rediss://127.0.0.1:1/0?insecure=${value}`], {env})
+      assert.equal(result.code, 2, `${value}: ${result.stderr}`)
+      assert.match(result.stderr, new RegExp(`insecure must be true or false, got "${value}"`))
+    }
+  })
+
+  test('a certificate for another host, reached by IP address: the error lists the names it is for', async (t) => {
+    const port = Number(process.env.BQ_REDIS_TLS_PORT ?? 7201) + 3
+    if (!(await requireBroker(t, 'Redis over TLS (wrong host)', '127.0.0.1', port))) return
+    const {testCerts} = await import('../support/certs.js')
+    const ca = testCerts().ca
+    const result = await runBq(['peek', 'q', '-b', `rediss://127.0.0.1:${port}/0?ca=${encodeURIComponent(ca)}`], {env})
+    assert.equal(result.code, 4, result.stderr)
+    assert.match(result.stderr, /not for the name connected to \(it lists DNS:wrong-host\.invalid\): connect by a name it lists, or pass servername=NAME/)
+  })
+})
