@@ -7,7 +7,7 @@
 import {after, before, describe, test} from 'node:test'
 import type {TestContext} from 'node:test'
 import assert from 'node:assert/strict'
-import {mkdtempSync, rmSync} from 'node:fs'
+import {mkdtempSync, rmSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import path from 'node:path'
 
@@ -79,6 +79,42 @@ for (const c of cases) {
       assert.equal((await runBq(['publish', 'urn:babel:orders:created', '-d', '{}', '-q', `${queue}.dlq`, '-b', c.url()], {env})).code, 0)
       const dry = await runBq(['dlq', 'redrive', queue, '--dry-run', '-b', c.url()], {env})
       assert.doesNotMatch(dry.stderr, /no queue/)
+    })
+
+    test('control bytes from queue names and bodies are escaped in errors, warnings, titles, TSV and --list lines', async (t) => {
+      if (!(await c.available(t))) return
+      // A command line cannot carry NUL: the name has ESC, a newline and BEL; the bodies have NUL too.
+      const queue = `${uniqueQueue('ctl')}\u001b[31m\n\u0007x`
+      const raw = /[\u0000-\u0008\u000B-\u001F\u007F]/
+      const noRaw = (text: string, what: string) => assert.doesNotMatch(text, raw, `${what}: ${JSON.stringify(text)}`)
+      // A dead letter whose reason and error carry ESC, NUL and a newline.
+      const letter = JSON.stringify({
+        job: 'urn:babel:orders:created', trace_id: '0b6c3f1e-2d4a-4e8b-9c1d-3e5f7a9b1c2d', data: {}, meta: {id: '4a1f9c2e-7b3d-4e6a-8f10-2c4d6e8fa001', queue: 'orders', lang: 'php', schema_version: 1, created_at: 1764489600000}, attempts: 3,
+        dead_letter: {reason: 'bad\u001b[2J\u0000reason\nline2', error: 'e\u001b]0;title\u0007', failed_at: 1764489660000, original_queue: 'orders', attempts: 3, lang: 'php'},
+      })
+      const file = path.join(dir, `ctl-${Date.now()}.jsonl`)
+      writeFileSync(file, `${letter}\n`)
+      const seeded = await runBq(['replay', file, '--as-is', '--to', `${queue}.dlq`, '--yes', '-b', c.url()], {env})
+      assert.equal(seeded.code, 0, seeded.stderr)
+
+      const inspect = await runBq(['dlq', 'inspect', queue, '-b', c.url()], {env})
+      assert.equal(inspect.code, 0, inspect.stderr)
+      noRaw(inspect.stdout, 'inspect TSV')
+      assert.match(inspect.stdout, /bad\\x1b\[2J\\0reason/)
+      const dry = await runBq(['dlq', 'redrive', queue, '--dry-run', '-b', c.url()], {env})
+      noRaw(dry.stdout, 'redrive --list lines')
+      noRaw(dry.stderr, 'redrive summary')
+      const peek = await runBq(['peek', `${queue}.dlq`, '-b', c.url()], {env})
+      noRaw(peek.stderr, 'peek title')
+      assert.match(peek.stderr, /\\x1b\[31m\\n\\x07x\.dlq on /)
+      noRaw(peek.stdout, 'peek TSV')
+      const missing = await runBq(['dlq', 'redrive', `${queue}-none`, '--yes', '-b', c.url()], {env})
+      assert.match(missing.stderr, /^Warning: no queue .*\\x1b\[31m/m)
+      noRaw(missing.stderr, 'warning')
+      const refused = await runBq(['dlq', 'redrive', queue, '--to', `${queue}.dlq`, '--yes', '-b', c.url()], {env})
+      assert.equal(refused.code, 2, refused.stderr)
+      assert.match(refused.stderr, /^Error: --to .*\\x1b\[31m\\n\\x07x\.dlq is the dead-letter queue/m)
+      noRaw(refused.stderr, 'error')
     })
 
     test("purge's restore hint is shell-quoted: pasted into a shell, it restores the DLQ", async (t) => {

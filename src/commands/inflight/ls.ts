@@ -4,6 +4,7 @@ import type {InflightGauge} from '../../lib/brokers/adapter.js'
 import {BqCommand} from '../../lib/cli/base-command.js'
 import {REFUSED_EXIT} from '../../lib/cli/exit-help.js'
 import {withBroker} from '../../lib/cli/broker.js'
+import {visible} from '../../lib/output/control-chars.js'
 import {warnIfMissing} from '../../lib/cli/missing-queue.js'
 import {metricsFormatOf, sharedFlags} from '../../lib/cli/flags.js'
 import {inflightElementJson, listInflight} from '../../lib/ops/inflight-list.js'
@@ -77,7 +78,7 @@ Where a broker shows counts only, bq says why. Exit status: 0; 2 for usage error
       String(g.value),
       g.help ?? '',
     ])
-    this.log(`${listing.queue} on ${listing.broker}`)
+    this.log(visible(`${listing.queue} on ${listing.broker}`))
     this.log(gaugeRows.length === 0 ? 'no in-flight figures' : await renderTable(['in flight', 'scope', 'count', 'meaning'], gaugeRows))
     if (listing.rows.length > 0) {
       const rows = listing.rows.map(({element, view}) => {
