@@ -85,6 +85,7 @@ for (const c of cases) {
       if (!(await c.available(t))) return
       // A command line cannot carry NUL: the name has ESC, a newline and BEL; the bodies have NUL too.
       const queue = `${uniqueQueue('ctl')}\u001b[31m\n\u0007x`
+      // eslint-disable-next-line no-control-regex -- raw control bytes are what must not appear
       const raw = /[\u0000-\u0008\u000B-\u001F\u007F]/
       const noRaw = (text: string, what: string) => assert.doesNotMatch(text, raw, `${what}: ${JSON.stringify(text)}`)
       // A dead letter whose reason and error carry ESC, NUL and a newline.
