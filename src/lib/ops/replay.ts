@@ -173,5 +173,5 @@ export function nothingReplayable(report: RedriveReport): string | undefined {
   const c = report.counts
   if (c.poison === 0 || c.poison !== c.examined) return undefined
   const published = report.dry_run ? 'nothing would be published' : 'nothing was published'
-  return `${published}: ${c.poison === 1 ? 'the only message' : `all ${c.poison} messages`} read from ${report.source} ${c.poison === 1 ? 'was' : 'were'} poison (not an envelope; --list shows why)`
+  return `${published}: ${c.poison === 1 ? 'the only message' : `all ${c.poison} messages`} read from ${report.source === '-' ? 'stdin' : report.source} ${c.poison === 1 ? 'was' : 'were'} poison (not an envelope; --list shows why)`
 }
