@@ -14,28 +14,42 @@ export type MoveResult = RedriveReport & {items: RedriveItem[]; /** The run ledg
 /** The stop reason of a run whose output closed (`… --list | head`): it stops as for Ctrl-C, exit 3. */
 export const OUTPUT_CLOSED = 'the output closed (its reader went away); the rest stay where they were'
 
+/** How runMoves reports a run. */
+export interface MoveOptions {
+  json: boolean
+  /** Print one line per message. */
+  list: boolean
+  /** The past participle the summary uses: moved, published, purged, returned. */
+  verb: string
+  log: (line: string) => void
+  /** How many messages the run may examine, for the progress line. */
+  total?: number
+  onItem?: (item: RedriveItem) => void
+  labels?: OutcomeLabels
+  /** The command that returns what a run stopped at once left in staging (`bq dlq recover …`). */
+  recover?: string
+  /** A dry run: its progress line and last words count what would move, never "moved". */
+  dryRun?: boolean
+}
+
 /**
  * What redrive and replay share around their engines: Ctrl-C, SIGTERM or SIGHUP stops after the
- * batch, and so does a closed output (a run must not go on moving what no one sees), per-message lines when asked, the summary on stderr, and items under --json. A run that
- * did not move every selected message ends in PartialError (exit 3), an interrupted one in
+ * batch, and so does a closed output (a run must not go on moving what no one sees any more);
+ * per-message lines when asked, the summary on stderr, and items under --json. A run that did not
+ * move every selected message ends in PartialError (exit 3), an interrupted one in
  * InterruptedError (130, 143 or 129 by signal); both carry the full report, which BqCommand
  * prints under --json.
  */
 export async function runMoves(
-  options: {
-    json: boolean; list: boolean; verb: string; log: (line: string) => void; total?: number; onItem?: (item: RedriveItem) => void; labels?: OutcomeLabels
-    /** The command that returns what a run stopped at once left in staging (`bq dlq recover …`). */
-    recover?: string
-    /** A dry run: its progress line counts what would move, never "moved". */
-    dryRun?: boolean
-  },
+  options: MoveOptions,
   run: (hooks: {onItem: (item: RedriveItem) => void; stopRequested: () => boolean}) => Promise<RedriveReport>,
 ): Promise<MoveResult> {
   // The progress line first: on a signal it clears itself before the interrupt's message.
-  const movedLabel = options.dryRun ? (options.labels?.would_redrive ?? `would be ${options.verb}`) : options.labels?.redriven
+  const wouldBe = options.labels?.would_redrive ?? `would be ${options.verb}`
+  const movedLabel = options.dryRun ? wouldBe : options.labels?.redriven
   const progress = startProgress({unit: 'examined', total: options.total, moves: true, movedLabel, json: options.json})
   const counts = {examined: 0, moved: 0, failed: 0}
-  const interrupt = stopOnInterrupt({lastWords: () => stoppedAtOnce(counts, options.verb, options.recover)})
+  const interrupt = stopOnInterrupt({lastWords: () => stoppedAtOnce(counts, options.dryRun ? wouldBe : options.verb, options.recover)})
   const out = new OutputWriter()
   out.statusLine = progress
   const items: RedriveItem[] = []
