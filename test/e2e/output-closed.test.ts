@@ -3,7 +3,8 @@
  * A run that moves messages and whose output closes (`bq dlq redrive q --list --yes | head -1`)
  * stops after the batch in flight, like Ctrl-C: the rest stay on the DLQ, the summary still goes
  * to stderr, the exit code is 3 (partial), and the ledger holds the counts it did move. A census
- * on each broker counts every message before and after, across the DLQ, staging and target.
+ * on each broker counts every message before and after, across the DLQ, staging and target. A dry
+ * run whose output closes stops reading as well.
  */
 import {after, before, describe, test} from 'node:test'
 import type {TestContext} from 'node:test'
@@ -91,6 +92,26 @@ for (const c of cases) {
       assert.equal(shown.outcome, 'partial')
       assert.equal(shown.exit_code, 3)
       assert.equal((shown.counts as {redriven: number}).redriven, moved)
+    })
+
+    test('a dry run stops reading too, and leaves the DLQ as it was', {timeout: 180_000}, async (t) => {
+      if (!(await c.available(t))) return
+      const url = c.url()
+      const queue = uniqueQueue('pipe-dry')
+      const dlq = `${queue}.dlq`
+      const file = path.join(dir, `${queue}.jsonl`)
+      writeFileSync(file, Array.from({length: MESSAGES}, (_, i) => deadLetter(i, queue)).join('\n') + '\n')
+      assert.equal((await runBq(['replay', file, '--as-is', '--to', dlq, '--yes', '-b', url], {env, timeoutMs: 120_000})).code, 0)
+
+      const {child, done} = startBq(['dlq', 'redrive', queue, '--dry-run', '-b', url], {env, timeoutMs: 120_000})
+      child.stdout.once('data', () => child.stdout.destroy())
+      const run = await done
+      assert.equal(run.code, 3, run.stderr)
+      const summary = /dry run: (\d+) examined: .*stopped early: the output closed/.exec(run.stderr)
+      assert.ok(summary, run.stderr)
+      assert.ok(Number(summary[1]) < MESSAGES, `examined ${summary[1]} of ${MESSAGES}: the dry run should stop`)
+      assert.equal(await depth(url, dlq), MESSAGES)
+      assert.equal(await depth(url, queue), 0)
     })
   })
 }
