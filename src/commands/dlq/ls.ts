@@ -79,10 +79,7 @@ Exit status: 0, 5 when --fail-above or --max-age fired (the listing is still pri
       const {alerts, unchecked} = checkThresholds(dlqs, {failAbove: flags['fail-above'], maxAgeMs}, now)
       for (const u of unchecked) this.warn(`--max-age cannot judge ${u.dlq}: ${u.reason}`)
       const result: DlqListResult = {broker: adapter.displayUrl, sample_limit: flags.sample, dlqs, alerts, unchecked}
-      if (metrics !== undefined) {
-        wrote()
-        await this.printMetrics(adapter, result, metrics, now)
-      }
+      if (metrics !== undefined) await this.printMetrics(adapter, result, metrics, now, wrote)
       else if (!this.jsonEnabled()) await this.print(result, now)
       if (alerts.length > 0) throw new AlertError(`${alerts.length} alert${alerts.length === 1 ? '' : 's'}: ${alerts.map((a) => a.message).join('; ')}`, result)
       return result
@@ -90,11 +87,13 @@ Exit status: 0, 5 when --fail-above or --max-age fired (the listing is still pri
   }
 
   /** The exposition on stdout; the table's notes are left out (bq_dlq_sampled_messages tells how much was read). */
-  private async printMetrics(adapter: BrokerAdapter, result: DlqListResult, format: ExpositionFormat, now: number): Promise<void> {
+  private async printMetrics(adapter: BrokerAdapter, result: DlqListResult, format: ExpositionFormat, now: number, wrote: () => void): Promise<void> {
     const inflight = await inflightOfOrigins(adapter, result.dlqs, (message) => this.warn(message))
     const labels = {broker: adapter.kind, brokerUrl: adapter.displayUrl}
     // An alert still read the broker: up, with the exit code the run ends with.
     const health = upFamilies(labels, now, result.alerts.length > 0 ? ExitCode.alert : ExitCode.ok)
+    // From here on the figures are (being) written: a failure must not write a second exposition.
+    wrote()
     await writeExposition([...dlqFamilies({...labels, dlqs: result.dlqs, inflight, now}), ...health], format)
   }
 

@@ -28,7 +28,7 @@ export function stopOnInterrupt(options: {lastWords?: () => string | undefined} 
       if (received !== undefined) {
         const words = lastWords(options.lastWords)
         // A synchronous write: the process ends on the next line.
-        if (words !== undefined) writeSync(2, `\n${words}\n`)
+        if (words !== undefined) say(`\n${words}\n`)
         exitNow(signalExitCode(signal))
       }
       received = signal
@@ -49,6 +49,15 @@ export function stopOnInterrupt(options: {lastWords?: () => string | undefined} 
       if (received !== undefined) return
       for (const {signal, handler} of handlers) process.off(signal, handler)
     },
+  }
+}
+
+/** Writes to stderr at once; a stderr that cannot take it (gone, full) must not keep the exit from happening. */
+function say(text: string): void {
+  try {
+    writeSync(2, text)
+  } catch {
+    // Nothing left to tell it to.
   }
 }
 
