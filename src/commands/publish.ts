@@ -4,6 +4,7 @@ import {Args, Flags} from '@oclif/core'
 
 import type {BrokerAdapter} from '../lib/brokers/adapter.js'
 import {BqCommand} from '../lib/cli/base-command.js'
+import {REFUSED_EXIT} from '../lib/cli/exit-help.js'
 import {withBroker} from '../lib/cli/broker.js'
 import {sharedFlags} from '../lib/cli/flags.js'
 import {stopOnInterrupt} from '../lib/cli/interrupt.js'
@@ -18,9 +19,9 @@ import {OutputWriter} from '../lib/output/writer.js'
 
 export default class Publish extends BqCommand {
   static override summary = 'Publish canonical envelopes for a URN.'
-  static override description = `Data comes from --data, --data-file, or stdin (default {}); it must be valid UTF-8 JSON. The argument must be a URN (urn:<namespace>:<name>); the queue is --queue. Prints each message's meta.id as the broker confirms it (durably), batch by batch.
+  static override description = `Data comes from --data, --data-file, or stdin (on a terminal, {} when none is given; an empty or closed stdin is refused); it must be valid UTF-8 JSON. The argument must be a URN (urn:<namespace>:<name>); the queue is --queue. Prints each message's meta.id as the broker confirms it (durably), batch by batch.
 
-Exit status: 0 when every message was published, 1 when publishing failed (the ids printed are the ones sent), 2 for usage errors, 4 when the broker cannot be reached, 130 when interrupted (Ctrl-C), 143 on SIGTERM, 129 on SIGHUP: each stops after the current batch and says how many were sent.`
+Exit status: 0 when every message was published, 1 when publishing failed (the ids printed are the ones sent), 2 for usage errors, 4 when the broker cannot be reached, ${REFUSED_EXIT}, 130 when interrupted (Ctrl-C), 143 on SIGTERM, 129 on SIGHUP: each stops after the current batch and says how many were sent.`
   static override examples = [
     `<%= config.bin %> publish urn:babel:orders:created --data '{"order_id":1042}' --queue orders`,
     'echo \'{"order_id":1}\' | <%= config.bin %> publish urn:babel:orders:created -q orders -b "$STAGING_BROKER"',
@@ -117,7 +118,9 @@ Exit status: 0 when every message was published, 1 when publishing failed (the i
     // Decoding would turn bad bytes into U+FFFD and publish data the input never held.
     if (!isUtf8(bytes)) throw new UsageError(`${dataFile === undefined ? 'stdin' : `--data-file ${dataFile}`} is not valid UTF-8 (JSON data must be): nothing was published`, 'encoding.not_utf8')
     const text = bytes.toString('utf8')
-    return dataFile === undefined && text.trim() === '' ? '{}' : text
+    // An empty pipe is a producer that failed, not a wish for {}: publishing {} would hide it.
+    if (dataFile === undefined && text.trim() === '') throw new UsageError("stdin is empty and there is no --data: give the data with --data '{…}' (--data '{}' for none) or pipe it in; nothing was published", 'input.empty')
+    return text
   }
 }
 

@@ -1,15 +1,17 @@
 import {Args, Flags} from '@oclif/core'
 
 import {BqCommand} from '../lib/cli/base-command.js'
+import {REFUSED_EXIT} from '../lib/cli/exit-help.js'
 import {withTargetBroker} from '../lib/cli/broker.js'
 import {selectionFlags, selectionRecord, sharedFlags} from '../lib/cli/flags.js'
 import {confirmChange} from '../lib/cli/guardrails.js'
 import {bypassWarning, moveTally, noteMoved, runMoves} from '../lib/cli/move-run.js'
 import {recordRun} from '../lib/ledger/record.js'
 import type {MoveResult} from '../lib/cli/move-run.js'
-import {NotConfirmedError} from '../lib/errors.js'
+import {requireReadableFile} from '../lib/cli/input-file.js'
+import {BqError, ExitCode, NotConfirmedError} from '../lib/errors.js'
 import {selectorsFromFlags} from '../lib/ops/match.js'
-import {replay} from '../lib/ops/replay.js'
+import {nothingReplayable, replay} from '../lib/ops/replay.js'
 
 export default class Replay extends BqCommand {
   static override summary = 'Re-publish envelopes from a JSON or JSONL file (for example a peek --jsonl export).'
@@ -17,7 +19,7 @@ export default class Replay extends BqCommand {
 
 Lines of a header-keeping export (peek --jsonl --with-headers: {"envelope":{…},"headers":{…}}) are read as the envelope inside, and their headers are published with it: the export kept them on purpose, and a trace that silently lost its traceparent would be worse than one that kept it. --no-restore-headers drops them (for instance to keep a sandbox replay out of production traces). Other lines are envelopes, as peek --jsonl writes them.
 
-Exit status: 0 when every selected message was published, 3 when some were not, 2 for usage errors or when not confirmed (nothing was changed), 4 when the broker cannot be reached, 130 when interrupted (Ctrl-C), 143 on SIGTERM, 129 on SIGHUP: each stops after the current batch and reports what was published.`
+Exit status: 0 when every selected message was published, 1 when nothing was because every message read was poison, 3 when some were not, 2 for usage errors, a file that cannot be read, or when not confirmed (nothing was changed), 4 when the broker cannot be reached, ${REFUSED_EXIT}, 130 when interrupted (Ctrl-C), 143 on SIGTERM, 129 on SIGHUP: each stops after the current batch and reports what was published.`
   static override examples = [
     '<%= config.bin %> replay export.jsonl --to orders.sandbox --bypass --yes',
     '<%= config.bin %> replay backup.jsonl --as-is --to orders -b "$STAGING_BROKER" --yes',
@@ -49,6 +51,8 @@ Exit status: 0 when every selected message was published, 3 when some were not, 
     if (args.file === '-' && !flags.yes && !flags['dry-run']) throw new NotConfirmedError('replaying from stdin needs --yes (stdin cannot also answer a confirmation): nothing was changed', 'confirmation-needed')
     // A file has no broker time: a dead-lettered envelope is timed by failed_at, any other by meta.created_at.
     const selectors = await selectorsFromFlags(flags, 'recorded')
+    // A file that cannot be read is refused before a broker is opened or anything asked.
+    requireReadableFile(args.file)
     const json = this.jsonEnabled()
     // Replay reads a file, not a broker: it opens only the broker it publishes to.
     return withTargetBroker(flags.broker, flags['to-broker'], async (target) => {
@@ -66,14 +70,17 @@ Exit status: 0 when every selected message was published, 3 when some were not, 
       const selection = {...selectionRecord(flags), max: flags.max, to: flags.to ?? null, as_is: flags['as-is'], new_id: flags['new-id'], bypass: flags.bypass}
       const info = {command: 'replay', broker: target.displayUrl, source: args.file, target: flags.to, selection, reason: flags.reason, dryRun: flags['dry-run']}
       return recordRun(info, async (run) => {
-        const result = await runMoves({json, list: flags.list || flags['dry-run'], verb: 'published', log, onItem: noteMoved(run, 'published')}, (hooks) =>
+        const result = await runMoves({json, list: flags.list || flags['dry-run'], dryRun: flags['dry-run'], verb: 'published', log, onItem: noteMoved(run, 'published')}, (hooks) =>
           replay({
             file: args.file, target, toQueue: flags.to, selectors, max: flags.max, rate: flags.rate, bypass: flags.bypass,
             dryRun: flags['dry-run'], asIs: flags['as-is'], newId: flags['new-id'], restoreHeaders: flags['restore-headers'],
             runId: run.recorded ? run.id : undefined, warn: (message) => this.warn(message), ...hooks,
           }),
         )
-        return run.recorded ? {...result, run_id: run.id} : result
+        const reported = run.recorded ? {...result, run_id: run.id} : result
+        const nothing = nothingReplayable(result)
+        if (nothing !== undefined) throw new BqError(nothing, {exitCode: ExitCode.failure, code: 'invalid-input', result: reported})
+        return reported
       }, {warn: (text) => this.warn(text), tally: moveTally, log: json ? undefined : log})
     }, {timeoutSeconds: flags.timeout, warn: (message) => this.warn(message)})
   }

@@ -8,7 +8,7 @@ import {toConfiguredId} from '@oclif/core'
 import type {Hook} from '@oclif/core'
 
 const hook: Hook.CommandNotFound = async function (options) {
-  if (process.stdin.isTTY && process.stdout.isTTY) {
+  if (process.stdin.isTTY && process.stdout.isTTY && !(options.argv ?? []).includes('--json')) {
     const {default: ask} = await import('@oclif/plugin-not-found')
     try {
       return await ask.call(this, options)
@@ -26,7 +26,14 @@ const hook: Hook.CommandNotFound = async function (options) {
   // oclif folds the words after an unknown command into its id (`peak orders` → peak:orders).
   const typed = toConfiguredId(best === undefined ? options.id.split(':')[0] : best.typed, config)
   const hint = best === undefined ? '' : `; did you mean ${config.bin} ${toConfiguredId(best.id, config)}?`
-  process.stderr.write(`Error: "${typed}" is not a ${config.bin} command${hint} (${config.bin} help lists them)\n`)
+  const message = `"${typed}" is not a ${config.bin} command${hint} (${config.bin} help lists them)`
+  // Under --json the failure is the one envelope on stdout, as for every command.
+  if ((options.argv ?? []).includes('--json')) {
+    const {printUsageJson} = await import('../lib/cli/plugin-json.js')
+    printUsageJson(message)
+  } else {
+    process.stderr.write(`Error: ${message}\n`)
+  }
   this.exit(2)
 }
 

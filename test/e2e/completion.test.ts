@@ -27,7 +27,7 @@ before(() => {
 after(() => rmSync(dir, {recursive: true, force: true}))
 
 async function publish(url: string, queue: string): Promise<void> {
-  const result = await runBq(['publish', 'urn:babel:orders:created', '-q', queue, '-b', url])
+  const result = await runBq(['publish', 'urn:babel:orders:created', '-d', '{}', '-q', queue, '-b', url])
   assert.equal(result.code, 0, result.stderr)
 }
 

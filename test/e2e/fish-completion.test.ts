@@ -52,7 +52,7 @@ describe('fish completion', {skip: hasFish ? false : noFish}, () => {
 
   test('queue names from the broker the command line names', async () => {
     for (const queue of ['orders', 'orders.dlq', 'payments']) {
-      const published = await runBq(['publish', 'urn:babel:orders:created', '-q', queue, '-b', sqliteUrl])
+      const published = await runBq(['publish', 'urn:babel:orders:created', '-d', '{}', '-q', queue, '-b', sqliteUrl])
       assert.equal(published.code, 0, published.stderr)
     }
     assert.deepEqual(complete(`bq dlq redrive -b ${sqliteUrl} ord`), ['orders', 'orders.dlq'])

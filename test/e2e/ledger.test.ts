@@ -41,7 +41,7 @@ describe('the run ledger', () => {
     assert.equal(published.code, 0, published.stderr)
     const runId = jsonResult(published.stdout).run_id as string
     const ids = jsonResult(published.stdout).ids as string[]
-    await bq(['publish', 'urn:babel:orders:created', '-q', 'orders', '--dry-run'])
+    await bq(['publish', 'urn:babel:orders:created', '-d', '{}', '-q', 'orders', '--dry-run'])
     const listed = jsonResult((await bq(['runs', 'list', '--json'])).stdout).runs as Array<Record<string, unknown>>
     assert.equal(listed.length, 1, 'the dry run is not recorded')
     const shown = jsonResult((await bq(['runs', 'show', runId, '--json'])).stdout)
@@ -55,7 +55,9 @@ describe('the run ledger', () => {
     assert.doesNotMatch(shown.command_line as string, /4111/)
     const human = await bq(['runs', 'show', runId.slice(0, 8)])
     assert.match(human.stdout, /^reason: +smoke test$/m)
-    assert.match(human.stdout, /^published \(1\):\n {2}[0-9a-f-]{36}$/m)
+    assert.match(human.stdout, /^published: +1 id \(--ids lists them\)$/m)
+    const withIds = await bq(['runs', 'show', runId.slice(0, 8), '--ids'])
+    assert.match(withIds.stdout, /^published \(1\):\n {2}[0-9a-f-]{36}$/m)
   })
 
   test('a URL password never reaches the ledger', async () => {
@@ -67,7 +69,7 @@ describe('the run ledger', () => {
   })
 
   test('a ledger that cannot be written is a warning: the run still succeeds', async () => {
-    const result = await bq(['publish', 'urn:babel:orders:created', '-q', 'orders', '--json'], {BQ_LEDGER: '/proc/bq-cannot-write/ledger.db'})
+    const result = await bq(['publish', 'urn:babel:orders:created', '-d', '{}', '-q', 'orders', '--json'], {BQ_LEDGER: '/proc/bq-cannot-write/ledger.db'})
     assert.equal(result.code, 0, result.stderr)
     const output = jsonOutput(result.stdout)
     assert.ok(output.ok)

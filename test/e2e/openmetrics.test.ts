@@ -96,7 +96,7 @@ for (const broker of brokers) {
     test('inflight ls --format openmetrics: the broker\'s in-flight figures, each its own family', async (t) => {
       if (!(await broker.available(t))) return
       const queue = uniqueQueue('om-inflight')
-      const published = await runBq(['publish', 'urn:babel:orders:created', '-q', queue, '--count', '5', '-b', broker.url()])
+      const published = await runBq(['publish', 'urn:babel:orders:created', '-d', '{}', '-q', queue, '--count', '5', '-b', broker.url()])
       assert.equal(published.code, 0, published.stderr)
       const held = broker.kind === 'redis' ? await holdOnRedis(queue, 3) : 0
       const result = await runBq(['inflight', 'ls', queue, '--format', 'openmetrics', '-b', broker.url()])

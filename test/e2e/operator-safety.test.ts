@@ -188,7 +188,7 @@ describe('SIGTERM and SIGHUP stop like Ctrl-C: after the batch, with the report'
 
   test('publish --count --json + Ctrl-C: exit 130, the JSON result lists every id sent', async () => {
     const {url} = freshStore()
-    const run = startBq(['publish', 'urn:babel:orders:created', '-q', 'stream-json', '--count', '3000000', '--json', '-b', url], {env, timeoutMs: 120_000})
+    const run = startBq(['publish', 'urn:babel:orders:created', '-d', '{}', '-q', 'stream-json', '--count', '3000000', '--json', '-b', url], {env, timeoutMs: 120_000})
     await until(async () => (await depth(url, 'stream-json')) > 0, 'the first batch')
     run.child.kill('SIGINT')
     const stopped = await run.done
@@ -289,8 +289,8 @@ describe('the confirmation and the arguments say what they mean', () => {
       ['--to', ['replay', file, '--to', '', '--yes', '-b', url]],
       ['--dlq', ['dlq', 'redrive', 'empty', '--dlq', '', '--yes', '-b', url]],
       ['--dlq', ['dlq', 'inspect', 'empty', '--dlq', '', '-b', url]],
-      ['--queue', ['publish', 'urn:babel:orders:created', '--queue', '', '-b', url]],
-      ['--queue', ['publish', 'urn:babel:orders:created', '-q', '  ', '-b', url]],
+      ['--queue', ['publish', 'urn:babel:orders:created', '-d', '{}', '--queue', '', '-b', url]],
+      ['--queue', ['publish', 'urn:babel:orders:created', '-d', '{}', '-q', '  ', '-b', url]],
       ['--to-broker', ['dlq', 'redrive', 'empty', '--to-broker', '', '--yes', '-b', url]],
       ['--broker', ['dlq', 'redrive', 'empty', '--yes', '-b', '']],
     ]

@@ -54,8 +54,8 @@ function problems(value: unknown, where = '$'): string[] {
 }
 
 const COMMANDS: Array<{name: string; args: string[]}> = [
-  {name: 'publish', args: ['publish', URN, '-q', 'orders', '-b', '%url']},
-  {name: 'publish --dry-run', args: ['publish', URN, '-q', 'orders', '--dry-run']},
+  {name: 'publish', args: ['publish', URN, '-d', '{}', '-q', 'orders', '-b', '%url']},
+  {name: 'publish --dry-run', args: ['publish', URN, '-d', '{}', '-q', 'orders', '--dry-run']},
   {name: 'peek --headers', args: ['peek', 'orders.dlq', '--headers', '-b', '%url']},
   {name: 'dlq inspect --list', args: ['dlq', 'inspect', 'orders', '--list', '-b', '%url']},
   {name: 'dlq redrive --dry-run', args: ['dlq', 'redrive', 'orders', '--dry-run', '-b', '%url']},

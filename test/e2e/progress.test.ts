@@ -38,7 +38,7 @@ const plain = (screen: string) => screen.replace(/\x1B\[[0-9;?]*[A-Za-z]|\x1B[78
 describe('progress on a terminal', () => {
   test('publish --count shows count, rate and ETA on stderr, and clears it at the end', async (t) => {
     if (!needTerminal(t)) return
-    const {code, screen} = await onTerminal(['publish', URN, '-q', 'p1', '-b', url, '--count', '20000'], {env, redirect: '> /dev/null'})
+    const {code, screen} = await onTerminal(['publish', URN, '-d', '{}', '-q', 'p1', '-b', url, '--count', '20000'], {env, redirect: '> /dev/null'})
     assert.equal(code, 0, screen)
     const text = plain(screen)
     assert.match(text, /\d+\/20000 published \| [\d.]+\/s \| ETA \d/)
@@ -48,11 +48,20 @@ describe('progress on a terminal', () => {
 
   test('a redrive shows moved, failed and left', async (t) => {
     if (!needTerminal(t)) return
-    assert.equal((await runBq(['publish', URN, '-q', 'r1.dlq', '-b', url, '--count', '3000'], {env})).code, 0)
+    assert.equal((await runBq(['publish', URN, '-d', '{}', '-q', 'r1.dlq', '-b', url, '--count', '3000'], {env})).code, 0)
     const {code, screen} = await onTerminal(['dlq', 'redrive', 'r1', '--to', 'r1.back', '-b', url, '--yes'], {env})
     assert.equal(code, 0, screen)
     assert.match(plain(screen), /\d+\/3000 \| \d+ moved, 0 failed, \d+ left \| [\d.]+\/s \| ETA/)
     assert.match(screen, /3000 examined: 3000 moved/)
+  })
+
+  test('a dry run counts what would move, never "moved"', async (t) => {
+    if (!needTerminal(t)) return
+    assert.equal((await runBq(['publish', URN, '-d', '{}', '-q', 'd1.dlq', '-b', url, '--count', '3000'], {env})).code, 0)
+    const {code, screen} = await onTerminal(['dlq', 'redrive', 'd1', '--to', 'd1.back', '-b', url, '--dry-run'], {env, redirect: '> /dev/null'})
+    assert.equal(code, 0, screen)
+    assert.match(plain(screen), /\d+\/3000 \| \d+ would be moved, 0 failed, \d+ left/)
+    assert.doesNotMatch(plain(screen), /\d+ moved,/)
   })
 
   test('a peek export to a file shows "exported"; --json shows nothing', async (t) => {
@@ -61,7 +70,7 @@ describe('progress on a terminal', () => {
     const exported = await onTerminal(['peek', 'r1.back', '-b', url, '--jsonl', '--all'], {env, redirect: `> ${out}`})
     assert.equal(exported.code, 0, exported.screen)
     assert.match(plain(exported.screen), /\d+\/3000 exported/)
-    const json = await onTerminal(['publish', URN, '-q', 'p2', '-b', url, '--count', '5000', '--json'], {env, redirect: '> /dev/null'})
+    const json = await onTerminal(['publish', URN, '-d', '{}', '-q', 'p2', '-b', url, '--count', '5000', '--json'], {env, redirect: '> /dev/null'})
     assert.equal(json.code, 0, json.screen)
     assert.doesNotMatch(json.screen, /published \|/)
   })
@@ -69,7 +78,7 @@ describe('progress on a terminal', () => {
 
 describe('no progress off a terminal', () => {
   test('piped stderr gets the summary only, no escape codes', async () => {
-    const result = await runBq(['publish', URN, '-q', 'p3', '-b', url, '--count', '5000'], {env})
+    const result = await runBq(['publish', URN, '-d', '{}', '-q', 'p3', '-b', url, '--count', '5000'], {env})
     assert.equal(result.code, 0, result.stderr)
     // The summary, and the run ledger's one line.
     const [summary, recorded, rest] = result.stderr.split('\n')
@@ -82,7 +91,7 @@ describe('no progress off a terminal', () => {
 
 describe('--list streams', () => {
   test('redrive --list prints lines while the run goes on, not only at its end', async () => {
-    assert.equal((await runBq(['publish', URN, '-q', 'l1.dlq', '-b', url, '--count', '60'], {env})).code, 0)
+    assert.equal((await runBq(['publish', URN, '-d', '{}', '-q', 'l1.dlq', '-b', url, '--count', '60'], {env})).code, 0)
     // --rate 20 makes the 60 messages take about 3 s, batch by batch.
     const {child, done} = startBq(['dlq', 'redrive', 'l1', '--to', 'l1.back', '--rate', '20', '--list', '-b', url, '--yes'], {env})
     let early = ''

@@ -269,7 +269,7 @@ describe('redis: connection problems end in a one-line error', () => {
     const url = new URL(redisUrl)
     if (!(await requireBroker(t, 'Redis', url.hostname, Number(url.port || 6379)))) return
     const bad = `redis://${url.host}/99`
-    for (const args of [['peek', 'orders'], ['dlq', 'inspect', 'orders'], ['publish', 'urn:babel:orders:created', '-q', 'orders']]) {
+    for (const args of [['peek', 'orders'], ['dlq', 'inspect', 'orders'], ['publish', 'urn:babel:orders:created', '-d', '{}', '-q', 'orders']]) {
       const run = await bq([...args, '-b', bad])
       assert.equal(run.code, 2, `${args.join(' ')}: ${run.stderr}`)
       oneLine(run.stderr)
@@ -296,7 +296,7 @@ describe('redis: connection problems end in a one-line error', () => {
     const server = await silentServer(true)
     try {
       const url = `redis://127.0.0.1:${server.port}?timeout=1`
-      for (const args of [['peek', 'orders'], ['dlq', 'redrive', 'orders', '--yes'], ['publish', 'urn:babel:orders:created', '-q', 'orders']]) {
+      for (const args of [['peek', 'orders'], ['dlq', 'redrive', 'orders', '--yes'], ['publish', 'urn:babel:orders:created', '-d', '{}', '-q', 'orders']]) {
         const run = await bq([...args, '-b', url], {timeoutMs: 25_000})
         assert.equal(run.code, 4, `${args.join(' ')}: ${run.stderr}`)
         oneLine(run.stderr)
@@ -311,7 +311,7 @@ describe('redis: connection problems end in a one-line error', () => {
 describe('embedded store paths', () => {
   test('an explicit sqlite:// path whose directory does not exist is a one-line error (exit 4); nothing is created', async () => {
     const missing = path.join(dir, 'nonexistent', 'dir')
-    for (const args of [['peek', 'orders'], ['publish', 'urn:babel:orders:created', '-q', 'orders']]) {
+    for (const args of [['peek', 'orders'], ['publish', 'urn:babel:orders:created', '-d', '{}', '-q', 'orders']]) {
       const run = await bq([...args, '-b', `sqlite://${path.join(missing, 'q.db')}`])
       assert.equal(run.code, 4, `${args.join(' ')}: ${run.stderr}`)
       oneLine(run.stderr)
@@ -322,7 +322,7 @@ describe('embedded store paths', () => {
 
   test('the default store location ($XDG_DATA_HOME/bq/queues.db) is still created', async () => {
     const xdg = path.join(dir, 'fresh-xdg')
-    const run = await runBq(['publish', 'urn:babel:orders:created', '-q', 'orders'], {env: {XDG_DATA_HOME: xdg, BQ_BROKER: ''}})
+    const run = await runBq(['publish', 'urn:babel:orders:created', '-d', '{}', '-q', 'orders'], {env: {XDG_DATA_HOME: xdg, BQ_BROKER: ''}})
     assert.equal(run.code, 0, run.stderr)
     assert.ok(existsSync(path.join(xdg, 'bq', 'queues.db')))
   })

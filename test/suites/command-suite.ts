@@ -182,8 +182,8 @@ export function commandSuite(broker: BrokerCase): void {
     test('peek filters by URN glob and trace id', async (t) => {
       if (!(await ready(t))) return
       const queue = uniqueQueue('filter')
-      await runBq(['publish', 'urn:babel:orders:created', '-q', queue, '-b', broker.url(), '--count', '2'])
-      const traced = await runBq(['publish', 'urn:babel:billing:paid', '-q', queue, '-b', broker.url(), '--trace-id', '7b3f9c2a-e41d-4f88-9b2a-1c0d5e6f7a8b'])
+      await runBq(['publish', 'urn:babel:orders:created', '-d', '{}', '-q', queue, '-b', broker.url(), '--count', '2'])
+      const traced = await runBq(['publish', 'urn:babel:billing:paid', '-d', '{}', '-q', queue, '-b', broker.url(), '--trace-id', '7b3f9c2a-e41d-4f88-9b2a-1c0d5e6f7a8b'])
       const byUrn = await json(['peek', queue, '-b', broker.url(), '--urn', 'urn:babel:orders:*', ...read])
       assert.equal((byUrn.messages as unknown[]).length, 2)
       const byTrace = await json(['peek', queue, '-b', broker.url(), '--trace-id', '7b3f9c2a-e41d-4f88-9b2a-1c0d5e6f7a8b', ...read])
@@ -252,7 +252,7 @@ export function commandSuite(broker: BrokerCase): void {
       assert.equal(bad.code, 1)
       assert.match(bad.stderr, /does not match the schema/)
       assert.equal(await depth(broker.url(), queue), 0)
-      const delayed = await runBq(['publish', 'urn:babel:orders:created', '-q', queue, '--delay', '60000', '-b', broker.url()])
+      const delayed = await runBq(['publish', 'urn:babel:orders:created', '-d', '{}', '-q', queue, '--delay', '60000', '-b', broker.url()])
       if (capabilities().delay) {
         assert.equal(delayed.code, 0, delayed.stderr)
         assert.equal(await depth(broker.url(), queue), 0, 'a delayed message is not visible yet')

@@ -74,7 +74,7 @@ export async function inflightUntil(url: string, queue: string, accept: (listing
 }
 
 async function publish(url: string, queue: string, count: number): Promise<string[]> {
-  const published = await runBq(['publish', 'urn:babel:orders:created', '-q', queue, '--count', String(count), '-b', url])
+  const published = await runBq(['publish', 'urn:babel:orders:created', '-d', '{}', '-q', queue, '--count', String(count), '-b', url])
   assert.equal(published.code, 0, published.stderr)
   return published.stdout.trim().split('\n')
 }

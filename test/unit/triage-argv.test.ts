@@ -33,3 +33,15 @@ test('the printed line reads back through sh as the argv, the broker shown maske
   const echoed = spawnSync('sh', ['-c', `set -- ${line}; printf '%s\\n' "$@"`], {encoding: 'utf8'})
   assert.deepEqual(echoed.stdout.trimEnd().split('\n'), ['bq', ...shown])
 })
+
+test('a queue name with spaces, quotes and control characters is quoted: the line carries no raw control byte and reads back whole', () => {
+  for (const queue of ["it's orders", 'orders $(rm -rf x) `y`', 'esc\u001b[31m\nnewline']) {
+    const shown = commandArgv(['dlq', 'redrive', queue], {queue}, selectArgs({kind: 'message', id: 'abc'}), true)
+    const line = commandLine(shown)
+    // eslint-disable-next-line no-control-regex -- raw control bytes are what must not appear
+    assert.doesNotMatch(line, /[\u0000-\u001F]/, line)
+    // $'…' (control characters) is bash's, ksh's and zsh's quoting, and POSIX's since 2024.
+    const echoed = spawnSync('bash', ['-c', `set -- ${line}; printf '%s\\0' "$@"`], {encoding: 'utf8'})
+    assert.deepEqual(echoed.stdout.split('\0').slice(0, -1), ['bq', ...shown], line)
+  }
+})

@@ -1,6 +1,7 @@
 import {Args, Flags} from '@oclif/core'
 
 import {BqCommand} from '../../lib/cli/base-command.js'
+import {REFUSED_EXIT} from '../../lib/cli/exit-help.js'
 import {requireReceiveConsent, withBroker} from '../../lib/cli/broker.js'
 import {dlqName} from '../../lib/cli/dlq-name.js'
 import {editInEditor} from '../../lib/cli/editor.js'
@@ -32,7 +33,7 @@ export default class DlqEdit extends BqCommand {
 
 Nothing changes when the file is left unchanged or emptied, the editor fails, the edited text is not JSON (the line and column are shown and the edit is kept), or the data does not match --registry.
 
-Exit status: 0 resubmitted (or a dry run), 1 the data does not match the registry or the message is gone, 2 usage errors, invalid JSON, an aborted edit or no confirmation (nothing was changed), 3 the edited copy was not resubmitted (the original stays), 4 the broker cannot be reached.`
+Exit status: 0 resubmitted (or a dry run), 1 the data does not match the registry or the message is gone, 2 usage errors, invalid JSON, an aborted edit or no confirmation (nothing was changed), 3 the edited copy was not resubmitted (the original stays), 4 the broker cannot be reached, ${REFUSED_EXIT}.`
   static override examples = [
     '<%= config.bin %> dlq edit orders --id 5f0c7a1e-2b1d-4c3e-9f7a-1b2c3d4e5f60',
     'EDITOR="code --wait" <%= config.bin %> dlq edit orders --id 5f0c7a1e-2b1d-4c3e-9f7a-1b2c3d4e5f60 --registry registry.json --to orders.sandbox',

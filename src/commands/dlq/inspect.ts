@@ -10,6 +10,7 @@ import type {TriageReport} from '../../lib/ops/inspect.js'
 import type {MessageView} from '../../lib/ops/message-view.js'
 import {deadLetterJson} from '../../lib/output/message-rows.js'
 import {formatAge, isoTime, renderTable} from '../../lib/output/table.js'
+import {visible} from '../../lib/output/control-chars.js'
 
 export default class DlqInspect extends BqCommand {
   static override summary = 'Triage a dead-letter queue: what failed, why, and since when.'
@@ -47,8 +48,8 @@ export default class DlqInspect extends BqCommand {
       if (this.jsonEnabled()) return {...report, ...(messages ? {messages} : {})}
       const now = Date.now()
       if (report.groups.length === 0) {
-        if (report.scanned > 0) this.log(`none of the ${report.scanned} message(s) examined in ${dlq} on ${report.broker} match ${selectors.map((s) => s.text).join(' and ')}`)
-        else this.log(`${dlq} on ${report.broker} is empty`)
+        if (report.scanned > 0) this.log(visible(`none of the ${report.scanned} message(s) examined in ${dlq} on ${report.broker} match ${selectors.map((s) => s.text).join(' and ')}`))
+        else this.log(visible(`${dlq} on ${report.broker} is empty`))
         return report
       }
       const head = ['count', ...groupBy, 'oldest', 'newest']

@@ -1,11 +1,13 @@
 import {Flags} from '@oclif/core'
+import type {Interfaces} from '@oclif/core'
 
 import type {BrokerAdapter} from '../../lib/brokers/adapter.js'
 import {BqCommand} from '../../lib/cli/base-command.js'
+import {REFUSED_EXIT} from '../../lib/cli/exit-help.js'
 import {withBroker} from '../../lib/cli/broker.js'
 import {parseDuration} from '../../lib/cli/duration.js'
 import {metricsFormatOf, sharedFlags} from '../../lib/cli/flags.js'
-import {AlertError} from '../../lib/errors.js'
+import {AlertError, ExitCode} from '../../lib/errors.js'
 import {checkThresholds} from '../../lib/ops/dlq-alerts.js'
 import {inflightOfOrigins} from '../../lib/ops/dlq-inflight.js'
 import type {DlqAlert} from '../../lib/ops/dlq-alerts.js'
@@ -13,6 +15,7 @@ import {listDlqs} from '../../lib/ops/dlq-list.js'
 import type {DlqSummary} from '../../lib/ops/dlq-list.js'
 import {globToRegExp} from '../../lib/ops/match.js'
 import {dlqFamilies} from '../../lib/output/dlq-metrics.js'
+import {upFamilies, writeDownExposition} from '../../lib/output/exporter-health.js'
 import {writeExposition} from '../../lib/output/openmetrics.js'
 import type {ExpositionFormat} from '../../lib/output/openmetrics.js'
 import {formatAge, renderTable} from '../../lib/output/table.js'
@@ -30,15 +33,15 @@ export default class DlqLs extends BqCommand {
   static override summary = 'List every dead-letter queue on the broker: depth, failure times, top reasons, original queues.'
   static override description = `A DLQ is a queue named <queue>.dlq (<queue>-dlq where names have no dots) or one the broker's own dead-letter facility fills (an SQS RedrivePolicy target, a RabbitMQ dead-letter-exchange target, Artemis's dead-letter address, Pulsar's <topic>-<subscription>-DLQ, Service Bus $DeadLetterQueue sub-queues). Failure times and reasons come from reading up to --sample messages of each DLQ with a true peek; on brokers without one (RabbitMQ, SQS) nothing is read and only depths are shown. RabbitMQ queues are listed through the management HTTP API (?management=http://host:15672 on the broker URL, default http://<host>:15672).
 
---format openmetrics writes the figures as an OpenMetrics text exposition instead of the table (gauges per DLQ: depth, sampled messages, messages per reason, oldest and newest failed_at age; and the in-flight counts of the queues the DLQs serve, where the broker shows them), for node_exporter's textfile collector or any scraper; --format prometheus writes the same in the Prometheus text format 0.0.4. docs/metrics-and-alerting.md lists the metrics.
+--format openmetrics writes the figures as an OpenMetrics text exposition instead of the table (gauges per DLQ: depth, sampled messages, messages per reason, oldest and newest failed_at age; and the in-flight counts of the queues the DLQs serve, where the broker shows them), for node_exporter's textfile collector or any scraper; --format prometheus writes the same in the Prometheus text format 0.0.4. bq_up says whether the broker was read: a run that cannot reach or is refused by the broker still writes bq_up 0, bq_last_exit_code and, where an earlier run succeeded, bq_last_success_timestamp_seconds, and exits with its failure's code. docs/metrics-and-alerting.md lists the metrics.
 
-Exit status: 0, 5 when --fail-above or --max-age fired (the listing is still printed), 2 for usage errors, 4 when the broker cannot be reached, 1 when the broker cannot list its queues.`
+Exit status: 0, 5 when --fail-above or --max-age fired (the listing is still printed), 2 for usage errors, 4 when the broker cannot be reached, ${REFUSED_EXIT}, 1 when the broker cannot list its queues.`
   static override aliases = ['dlq:list']
   static override examples = [
     '<%= config.bin %> dlq ls',
     "<%= config.bin %> dlq ls --match 'orders*' --json",
     '<%= config.bin %> dlq ls --fail-above 100 --max-age 1h || page-the-on-call',
-    '<%= config.bin %> dlq ls --format openmetrics > /var/lib/node_exporter/bq.prom.$$ && mv /var/lib/node_exporter/bq.prom.$$ /var/lib/node_exporter/bq.prom',
+    '<%= config.bin %> dlq ls --format openmetrics > /var/lib/node_exporter/bq.prom.$$; [ -s /var/lib/node_exporter/bq.prom.$$ ] && mv /var/lib/node_exporter/bq.prom.$$ /var/lib/node_exporter/bq.prom',
     '<%= config.bin %> dlq ls -b "amqp://ops:secret@rabbit?management=http://rabbit:15672"',
   ]
   static override flags = {
@@ -55,6 +58,19 @@ Exit status: 0, 5 when --fail-above or --max-age fired (the listing is still pri
   async run(): Promise<DlqListResult> {
     const {flags} = await this.parse(DlqLs)
     const metrics = metricsFormatOf(flags.format, this.jsonEnabled())
+    let written = false
+    try {
+      return await this.list(flags, metrics, () => {
+        written = true
+      })
+    } catch (error) {
+      // An exporter says it could not look, rather than leaving the last good figures standing.
+      if (metrics !== undefined && !written) await writeDownExposition(flags.broker, error, metrics)
+      throw error
+    }
+  }
+
+  private async list(flags: Interfaces.InferredFlags<typeof DlqLs.flags>, metrics: ExpositionFormat | undefined, wrote: () => void): Promise<DlqListResult> {
     const maxAgeMs = flags['max-age'] === undefined ? undefined : parseDuration(flags['max-age'], '--max-age')
     const match = flags.match === undefined ? undefined : globToRegExp(flags.match)
     return withBroker(flags.broker, async (adapter) => {
@@ -63,7 +79,7 @@ Exit status: 0, 5 when --fail-above or --max-age fired (the listing is still pri
       const {alerts, unchecked} = checkThresholds(dlqs, {failAbove: flags['fail-above'], maxAgeMs}, now)
       for (const u of unchecked) this.warn(`--max-age cannot judge ${u.dlq}: ${u.reason}`)
       const result: DlqListResult = {broker: adapter.displayUrl, sample_limit: flags.sample, dlqs, alerts, unchecked}
-      if (metrics !== undefined) await this.printMetrics(adapter, result, metrics, now)
+      if (metrics !== undefined) await this.printMetrics(adapter, result, metrics, now, wrote)
       else if (!this.jsonEnabled()) await this.print(result, now)
       if (alerts.length > 0) throw new AlertError(`${alerts.length} alert${alerts.length === 1 ? '' : 's'}: ${alerts.map((a) => a.message).join('; ')}`, result)
       return result
@@ -71,9 +87,14 @@ Exit status: 0, 5 when --fail-above or --max-age fired (the listing is still pri
   }
 
   /** The exposition on stdout; the table's notes are left out (bq_dlq_sampled_messages tells how much was read). */
-  private async printMetrics(adapter: BrokerAdapter, result: DlqListResult, format: ExpositionFormat, now: number): Promise<void> {
+  private async printMetrics(adapter: BrokerAdapter, result: DlqListResult, format: ExpositionFormat, now: number, wrote: () => void): Promise<void> {
     const inflight = await inflightOfOrigins(adapter, result.dlqs, (message) => this.warn(message))
-    await writeExposition(dlqFamilies({broker: adapter.kind, brokerUrl: adapter.displayUrl, dlqs: result.dlqs, inflight, now}), format)
+    const labels = {broker: adapter.kind, brokerUrl: adapter.displayUrl}
+    // An alert still read the broker: up, with the exit code the run ends with.
+    const health = upFamilies(labels, now, result.alerts.length > 0 ? ExitCode.alert : ExitCode.ok)
+    // From here on the figures are (being) written: a failure must not write a second exposition.
+    wrote()
+    await writeExposition([...dlqFamilies({...labels, dlqs: result.dlqs, inflight, now}), ...health], format)
   }
 
   private async print(result: DlqListResult, now: number): Promise<void> {

@@ -3,12 +3,14 @@ import {existsSync} from 'node:fs'
 import {Args, Flags} from '@oclif/core'
 
 import {BqCommand} from '../../lib/cli/base-command.js'
+import {REFUSED_EXIT} from '../../lib/cli/exit-help.js'
 import {requireReceiveConsent, withBroker} from '../../lib/cli/broker.js'
 import {purgeQuestion} from '../../lib/cli/confirm.js'
 import {dlqName} from '../../lib/cli/dlq-name.js'
 import {selectionFlags, selectionRecord, sharedFlags} from '../../lib/cli/flags.js'
 import {confirmChange} from '../../lib/cli/guardrails.js'
 import {moveTallyAs, noteMoved, runMoves} from '../../lib/cli/move-run.js'
+import {recoverCommand, shellLine} from '../../lib/output/shell-word.js'
 import type {MoveResult} from '../../lib/cli/move-run.js'
 import {recordRun} from '../../lib/ledger/record.js'
 import {selectorsFromFlags} from '../../lib/ops/match.js'
@@ -27,7 +29,7 @@ Left in place: unselected messages, poison (bodies that are not envelopes: no ba
 
 On a queue that counts deliveries toward a delivery limit, a dry run that would read by receiving is refused, and a purge that leaves messages behind needs --accept-delivery-cost, as for dlq redrive.
 
-Exit status: 0 when every selected message was deleted, 3 when some were not, 2 for usage errors, an existing backup file, or when not confirmed (nothing was changed), 4 when the broker cannot be reached or is lost, 130/143/129 on SIGINT/SIGTERM/SIGHUP (stops after the current batch).`
+Exit status: 0 when every selected message was deleted, 3 when some were not, 2 for usage errors, an existing backup file, or when not confirmed (nothing was changed), 4 when the broker cannot be reached or is lost, ${REFUSED_EXIT}, 130/143/129 on SIGINT/SIGTERM/SIGHUP (stops after the current batch).`
   static override examples = [
     '<%= config.bin %> dlq purge orders --dry-run',
     '<%= config.bin %> dlq purge orders --select reason=unknown_urn --yes',
@@ -72,7 +74,7 @@ Exit status: 0 when every selected message was deleted, 3 when some were not, 2 
       }
       // Created (exclusively) before anything is read: an existing file is refused with nothing changed.
       const backup = dryRun || backupPath === undefined ? undefined : PurgeBackup.create(backupPath)
-      if (backup) this.logToStderr(`backup: ${backup.path} (restore with: bq replay ${backup.path} --as-is --to ${dlq})`)
+      if (backup) this.logToStderr(`backup: ${backup.path} (restore with: ${shellLine(['bq', 'replay', backup.path, '--as-is', '--to', dlq])})`)
       const total = depth === undefined ? undefined : flags.max > 0 && selectors.length === 0 ? Math.min(depth, flags.max) : depth
       const report = (result: MoveResult) => {
         // A purge has no target queue: the backup is where its messages went.
@@ -85,7 +87,7 @@ Exit status: 0 when every selected message was deleted, 3 when some were not, 2 
       try {
         return await withRenamedRun(async () => report(await recordRun(info, async (ledger) => {
           const result = await runMoves(
-            {json, list: flags.list || dryRun, verb: 'purged', log, total, labels: {redriven: 'purged', would_redrive: 'would purge'}, onItem: noteMoved(ledger, 'deleted')},
+            {json, list: flags.list || dryRun, dryRun, verb: 'purged', log, total, labels: {redriven: 'purged', would_redrive: 'would purge'}, onItem: noteMoved(ledger, 'deleted'), recover: recoverCommand(args.queue, flags.dlq)},
             (hooks) => purge({source, dlq, selectors, max: flags.max, dryRun, backup, acceptDeliveryCost, ...hooks}),
           )
           return ledger.recorded ? {...result, run_id: ledger.id} : result

@@ -1,9 +1,11 @@
 import {Args, Flags} from '@oclif/core'
 
 import {BqCommand} from '../../lib/cli/base-command.js'
+import {REFUSED_EXIT} from '../../lib/cli/exit-help.js'
 import {requireReceiveConsent, withBrokers} from '../../lib/cli/broker.js'
 import {redriveQuestion} from '../../lib/cli/confirm.js'
 import {dlqName} from '../../lib/cli/dlq-name.js'
+import {warnIfMissing} from '../../lib/cli/missing-queue.js'
 import {selectionFlags, selectionRecord, sharedFlags} from '../../lib/cli/flags.js'
 import {confirmChange} from '../../lib/cli/guardrails.js'
 import {bypassWarning, moveTally, moveTallyAs, noteMoved, runMoves} from '../../lib/cli/move-run.js'
@@ -13,6 +15,7 @@ import {selectorsFromFlags} from '../../lib/ops/match.js'
 import {checkDeliveryCost, redrive} from '../../lib/ops/redrive.js'
 import {readPatchFile} from '../../lib/cli/patch-file.js'
 import {renamedRun, withRenamedRun} from '../../lib/output/renamed-run.js'
+import {recoverCommand} from '../../lib/output/shell-word.js'
 
 const COPY_NAMES = {done: 'copied', would: 'would_copy'}
 const COPY_LABELS = {redriven: 'copied', would_redrive: 'would copy'}
@@ -25,7 +28,7 @@ export default class DlqRedrive extends BqCommand {
 
 On a queue that counts deliveries toward a delivery limit (docs/redrive-guarantees.md says which, per broker), a dry run that would read by receiving is refused, and a redrive needs --accept-delivery-cost: what it leaves behind (unselected, poison, unmovable) costs one delivery each.
 
-Exit status: 0 when every selected message moved, 3 when some did not, 2 for usage errors or when not confirmed (nothing was changed), 4 when a broker cannot be reached or is lost (the report says what moved), 130 when interrupted (Ctrl-C), 143 on SIGTERM, 129 on SIGHUP: each stops after the current batch and reports what moved.`
+Exit status: 0 when every selected message moved, 3 when some did not, 2 for usage errors or when not confirmed (nothing was changed), 4 when a broker cannot be reached or is lost (the report says what moved), ${REFUSED_EXIT}, 130 when interrupted (Ctrl-C), 143 on SIGTERM, 129 on SIGHUP: each stops after the current batch and reports what moved.`
   static override aliases = ['redrive']
   static override examples = [
     '<%= config.bin %> dlq redrive orders --dry-run',
@@ -73,6 +76,7 @@ Exit status: 0 when every selected message moved, 3 when some did not, 2 for usa
       // Refused before anything is read, and before the operator is asked.
       const acceptDeliveryCost = flags['accept-delivery-cost']
       await checkDeliveryCost({source, dlq, dryRun: flags['dry-run'], selectors, max: flags.max, acceptDeliveryCost, copy: flags.copy})
+      await warnIfMissing(source, dlq, (text) => this.warn(text))
       // The DLQ's depth: for the question, and the progress line's total (only asked for when shown).
       const depth = !flags['dry-run'] || (!json && process.stderr.isTTY) ? await source.count(dlq) : undefined
       if (!flags['dry-run'] && depth !== undefined) {
@@ -88,7 +92,8 @@ Exit status: 0 when every selected message moved, 3 when some did not, 2 for usa
       const selection = {...selectionRecord(flags), ...(flags.patch === undefined ? {} : {patch: flags.patch}), ...(copy ? {copy: true} : {}), max: flags.max, to: flags.to ?? null, bypass: flags.bypass}
       const info = {command: 'dlq redrive', broker: source.displayUrl, targetBroker: target === source ? undefined : target.displayUrl, source: dlq, target: flags.to, selection, reason: flags.reason, dryRun: flags['dry-run']}
       const run = () => recordRun(info, async (ledger) => {
-        const result = await runMoves({json, list: flags.list || flags['dry-run'], verb: copy ? 'copied' : 'moved', log, total, labels: copy ? COPY_LABELS : undefined, onItem: noteMoved(ledger, copy ? 'copied' : undefined)}, (hooks) =>
+        const moves = {json, list: flags.list || flags['dry-run'], dryRun: flags['dry-run'], verb: copy ? 'copied' : 'moved', log, total, labels: copy ? COPY_LABELS : undefined, onItem: noteMoved(ledger, copy ? 'copied' : undefined), recover: recoverCommand(args.queue, flags.dlq)}
+        const result = await runMoves(moves, (hooks) =>
           redrive({source, target, dlq, toQueue: flags.to, selectors, max: flags.max, rate: flags.rate, bypass: flags.bypass, dryRun: flags['dry-run'], acceptDeliveryCost, transform, copy, runId: ledger.recorded ? ledger.id : undefined, ...hooks}),
         )
         return ledger.recorded ? {...result, run_id: ledger.id} : result

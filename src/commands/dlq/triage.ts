@@ -3,6 +3,7 @@ import {existsSync} from 'node:fs'
 import {Args, Flags} from '@oclif/core'
 
 import {BqCommand} from '../../lib/cli/base-command.js'
+import {REFUSED_EXIT} from '../../lib/cli/exit-help.js'
 import {requireReceiveConsent, withBroker} from '../../lib/cli/broker.js'
 import {dlqName} from '../../lib/cli/dlq-name.js'
 import {sharedFlags} from '../../lib/cli/flags.js'
@@ -39,7 +40,7 @@ export default class DlqTriage extends BqCommand {
 
 Every action runs the existing command (so its confirmation, delivery-cost checks and run ledger apply): a dry run first where the command has one, then the equivalent non-interactive command line (for a runbook), then the command itself, which asks before changing anything.
 
-Exit status: 0 when the operator quits (or the DLQ is empty), 2 off a terminal or with --json, 4 when the broker cannot be reached, 130 on Ctrl-C at a triage prompt.`
+Exit status: 0 when the operator quits (or the DLQ is empty), 2 off a terminal or with --json, 4 when the broker cannot be reached, ${REFUSED_EXIT}, 130 on Ctrl-C at a triage prompt.`
   static override examples = ['<%= config.bin %> dlq triage orders', '<%= config.bin %> dlq triage orders --broker redis://127.0.0.1:6379']
   static override args = {queue: Args.string({description: 'the queue whose DLQ to triage (or the DLQ itself)', required: true})}
   static override flags = {

@@ -2,7 +2,10 @@ import {Args, Flags} from '@oclif/core'
 
 import type {InflightGauge} from '../../lib/brokers/adapter.js'
 import {BqCommand} from '../../lib/cli/base-command.js'
+import {REFUSED_EXIT} from '../../lib/cli/exit-help.js'
 import {withBroker} from '../../lib/cli/broker.js'
+import {visible} from '../../lib/output/control-chars.js'
+import {warnIfMissing} from '../../lib/cli/missing-queue.js'
 import {metricsFormatOf, sharedFlags} from '../../lib/cli/flags.js'
 import {inflightElementJson, listInflight} from '../../lib/ops/inflight-list.js'
 import type {InflightListing} from '../../lib/ops/inflight-list.js'
@@ -33,7 +36,7 @@ export default class InflightLs extends BqCommand {
   Pulsar            unacked messages and backlog per subscription
   Service Bus       active, scheduled and deferred messages
 
-Where a broker shows counts only, bq says why. Exit status: 0; 2 for usage errors; 4 when the broker cannot be reached; 6 when it refuses the credentials or a permission; 1 when the queue does not exist, or when the broker cannot count (RabbitMQ without its management API: cannot-count-inflight).`
+Where a broker shows counts only, bq says why. Exit status: 0; 2 for usage errors; 4 when the broker cannot be reached; ${REFUSED_EXIT}; 1 when the queue does not exist, or when the broker cannot count (RabbitMQ without its management API: cannot-count-inflight).`
   static override examples = [
     '<%= config.bin %> inflight ls orders',
     '<%= config.bin %> inflight ls orders --json',
@@ -53,6 +56,7 @@ Where a broker shows counts only, bq says why. Exit status: 0; 2 for usage error
     const metrics = metricsFormatOf(flags.format, this.jsonEnabled())
     return withBroker(flags.broker, async (adapter) => {
       const listing = await listInflight(adapter, args.queue, flags.limit)
+      await warnIfMissing(adapter, args.queue, (text) => this.warn(text))
       const now = Date.now()
       if (metrics !== undefined) await writeExposition(inflightFamilies({broker: adapter.kind, brokerUrl: adapter.displayUrl}, [listing]), metrics)
       else if (!this.jsonEnabled()) await this.print(listing, now)
@@ -74,7 +78,7 @@ Where a broker shows counts only, bq says why. Exit status: 0; 2 for usage error
       String(g.value),
       g.help ?? '',
     ])
-    this.log(`${listing.queue} on ${listing.broker}`)
+    this.log(visible(`${listing.queue} on ${listing.broker}`))
     this.log(gaugeRows.length === 0 ? 'no in-flight figures' : await renderTable(['in flight', 'scope', 'count', 'meaning'], gaugeRows))
     if (listing.rows.length > 0) {
       const rows = listing.rows.map(({element, view}) => {

@@ -1,6 +1,7 @@
 import {Args, Flags} from '@oclif/core'
 
 import {BqCommand} from '../../lib/cli/base-command.js'
+import {REFUSED_EXIT} from '../../lib/cli/exit-help.js'
 import {withBroker} from '../../lib/cli/broker.js'
 import {inflightReturnQuestion} from '../../lib/cli/confirm.js'
 import {parseDuration} from '../../lib/cli/duration.js'
@@ -26,7 +27,7 @@ export default class InflightReturn extends BqCommand {
 
 On brokers that return unfinished work themselves (RabbitMQ, SQS, Kafka, Artemis, Pulsar, Service Bus) bq says how, and moves nothing (exit 2, code unsupported).
 
-Exit status: 0 when every selected element was returned (or acknowledged meanwhile), 3 when some could not be, 2 for usage errors, when not confirmed or when the broker returns work itself (nothing was changed), 4 when the broker cannot be reached or is lost (the report says what moved), 6 when it refuses the credentials or a permission, 130/143/129 when interrupted (stops after the current page).`
+Exit status: 0 when every selected element was returned (or acknowledged meanwhile), 3 when some could not be, 2 for usage errors, when not confirmed or when the broker returns work itself (nothing was changed), 4 when the broker cannot be reached or is lost (the report says what moved), ${REFUSED_EXIT}, 130/143/129 when interrupted (stops after the current page).`
   static override examples = [
     '<%= config.bin %> inflight return orders --older-than 10m --dry-run',
     '<%= config.bin %> inflight return orders --older-than 1h --yes',
@@ -68,7 +69,7 @@ Exit status: 0 when every selected element was returned (or acknowledged meanwhi
       const info = {command: 'inflight return', broker: adapter.displayUrl, source: queue, target: queue, selection, reason: flags.reason, dryRun}
       return withRenamedRun(async () => {
         const result = await recordRun(info, async (ledger) => {
-          const moved = await runMoves({json, list: flags.list || dryRun, verb: 'returned', log, total: inflight, labels: LABELS, onItem: noteMoved(ledger, 'returned')}, (hooks) =>
+          const moved = await runMoves({json, list: flags.list || dryRun, dryRun, verb: 'returned', log, total: inflight, labels: LABELS, onItem: noteMoved(ledger, 'returned')}, (hooks) =>
             returnInflight({adapter, queue, selectors, olderThanMs, dryRun, ...hooks}),
           )
           const acknowledged = (moved as MoveResult & {acknowledged_meanwhile?: number}).acknowledged_meanwhile ?? 0

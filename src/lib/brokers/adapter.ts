@@ -235,6 +235,13 @@ export interface BrokerAdapter {
   browse(queue: string, options: BrowseOptions): Promise<BrokerMessage[]>
   /** How many messages wait in the queue (ready ones; reserved ones are not counted). */
   count(queue: string): Promise<number>
+  /**
+   * Whether anything of `queue` exists, on brokers where a queue that was never there reads as an
+   * empty one (Redis: the list or its staging key; the embedded store: a row), so a misspelled
+   * name can be noted instead of passing for an empty queue. Absent elsewhere: a missing queue
+   * there is QueueNotFoundError already.
+   */
+  queueExists?(queue: string): Promise<boolean>
   /** Start draining a queue (see DrainSession). */
   drain(queue: string, options?: DrainOptions): Promise<DrainSession>
   /**

@@ -22,22 +22,30 @@ interface BrokerEntry {
   sdk: string
   /** The broker as messages name it. */
   name: string
+  /** The adapter's kind (BrokerAdapter.kind), known from the URL before anything is opened. */
+  kind: string
   load: () => Promise<{broker: BrokerModule}>
 }
 
 const BROKERS: readonly BrokerEntry[] = [
-  {schemes: ['sqlite'], name: 'the embedded store', sdk: 'better-sqlite3', load: () => import('./sqlite/index.js')},
+  {schemes: ['sqlite'], kind: 'sqlite', name: 'the embedded store', sdk: 'better-sqlite3', load: () => import('./sqlite/index.js')},
   // redis+sentinel:// and rediss+sentinel:// follow the master a set of sentinels names.
-  {schemes: ['redis', 'rediss', 'redis+sentinel', 'rediss+sentinel'], name: 'Redis', sdk: 'ioredis', load: () => import('./redis/index.js')},
-  {schemes: ['amqp', 'amqps'], name: 'RabbitMQ', sdk: 'amqplib', load: () => import('./rabbitmq/index.js')},
-  {schemes: ['kafka'], name: 'Kafka', sdk: 'kafkajs', load: () => import('./kafka/index.js')},
-  {schemes: ['sqs'], name: 'SQS', sdk: '@aws-sdk/client-sqs', load: () => import('./sqs/index.js')},
-  {schemes: ['artemis', 'artemis+ssl'], name: 'Artemis', sdk: 'rhea', load: () => import('./artemis/index.js')},
+  {schemes: ['redis', 'rediss', 'redis+sentinel', 'rediss+sentinel'], kind: 'redis', name: 'Redis', sdk: 'ioredis', load: () => import('./redis/index.js')},
+  {schemes: ['amqp', 'amqps'], kind: 'rabbitmq', name: 'RabbitMQ', sdk: 'amqplib', load: () => import('./rabbitmq/index.js')},
+  {schemes: ['kafka'], kind: 'kafka', name: 'Kafka', sdk: 'kafkajs', load: () => import('./kafka/index.js')},
+  {schemes: ['sqs'], kind: 'sqs', name: 'SQS', sdk: '@aws-sdk/client-sqs', load: () => import('./sqs/index.js')},
+  {schemes: ['artemis', 'artemis+ssl'], kind: 'artemis', name: 'Artemis', sdk: 'rhea', load: () => import('./artemis/index.js')},
   // Pulsar's WebSocket API through the `ws` package (no native client: see pulsar/adapter.ts).
-  {schemes: ['pulsar', 'pulsar+ssl'], name: 'Pulsar', sdk: 'ws', load: () => import('./pulsar/index.js')},
+  {schemes: ['pulsar', 'pulsar+ssl'], kind: 'pulsar', name: 'Pulsar', sdk: 'ws', load: () => import('./pulsar/index.js')},
   // Also Azure connection strings (Endpoint=sb://…), which brokerScheme maps to sb.
-  {schemes: ['sb'], name: 'Service Bus', sdk: '@azure/service-bus', load: () => import('./service-bus/index.js')},
+  {schemes: ['sb'], kind: 'service-bus', name: 'Service Bus', sdk: '@azure/service-bus', load: () => import('./service-bus/index.js')},
 ]
+
+/** The adapter kind a broker URL selects (redis, rabbitmq, …), or undefined for an unknown scheme. */
+export function brokerKind(url: string): string | undefined {
+  const scheme = brokerScheme(url)
+  return BROKERS.find((entry) => scheme !== undefined && entry.schemes.includes(scheme))?.kind
+}
 
 /** The schemes whose URLs may say `?timeout=SECONDS` (redis/url.ts). */
 const REDIS_TIMEOUT_SCHEMES = new Set(['redis', 'rediss', 'redis+sentinel', 'rediss+sentinel'])

@@ -4,6 +4,7 @@ import type {Interfaces} from '@oclif/core'
 import {chooseBroker, contextLine} from '../contexts/resolve.js'
 import type {ContextInUse} from '../contexts/resolve.js'
 import {BqError, BrokenPipeError, UsageError, outcomeOf} from '../errors.js'
+import {visible} from '../output/control-chars.js'
 import {failureJson, successJson} from '../output/json-output.js'
 import type {JsonContext, JsonFailure, JsonSuccess} from '../output/json-output.js'
 import {refuseEmptyNames} from './flags.js'
@@ -37,8 +38,13 @@ export abstract class BqCommand extends Command {
   override warn(input: string | Error): string | Error {
     const text = typeof input === 'string' ? input : input.message
     this.collectedWarnings.push(text)
-    process.stderr.write(`Warning: ${text}\n`)
+    process.stderr.write(`Warning: ${visible(text)}\n`)
     return input
+  }
+
+  /** A note or summary line on stderr: names and bodies in it may hold control characters (control-chars.ts). */
+  override logToStderr(message = '', ...args: unknown[]): void {
+    super.logToStderr(visible(message), ...args)
   }
 
   /** oclif's parse, then the checks every command shares (src/lib/cli/flags.ts). */
@@ -87,7 +93,7 @@ export abstract class BqCommand extends Command {
     if (this.jsonEnabled()) {
       this.logJson(this.toErrorJson(error))
     } else if (!outcome.reported) {
-      process.stderr.write(`Error: ${outcome.message}\n`)
+      process.stderr.write(`Error: ${visible(outcome.message)}\n`)
       if (!outcome.known && process.env.BQ_DEBUG) process.stderr.write(`${error.stack}\n`)
     }
     // oclif ends the process with process.exit(), which drops output still queued for a pipe

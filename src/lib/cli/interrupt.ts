@@ -1,3 +1,5 @@
+import {writeSync} from 'node:fs'
+
 import {exitNow, signalExitCode} from '../errors.js'
 import type {StopSignal} from '../errors.js'
 
@@ -16,13 +18,19 @@ export interface StopRequest {
  * The first SIGINT, SIGTERM or SIGHUP asks a long operation to stop after its current batch (so
  * nothing is left half done; the run then ends with InterruptedError, exit 130, 143 or 129); a
  * second one exits at once with its own code (the broker or the staging list still holds every
- * message).
+ * message). `lastWords` is the one line that exit prints first: what had moved, and how to
+ * return what the batch in flight left in staging (an operator must not be left guessing).
  */
-export function stopOnInterrupt(): StopRequest {
+export function stopOnInterrupt(options: {lastWords?: () => string | undefined} = {}): StopRequest {
   let received: StopSignal | undefined
   const handlers = SIGNALS.map((signal) => {
     const handler = () => {
-      if (received !== undefined) exitNow(signalExitCode(signal))
+      if (received !== undefined) {
+        const words = lastWords(options.lastWords)
+        // A synchronous write: the process ends on the next line.
+        if (words !== undefined) say(`\n${words}\n`)
+        exitNow(signalExitCode(signal))
+      }
       received = signal
       // After a hang-up the terminal may be gone: a failed write must not end the run mid-batch.
       if (signal === 'SIGHUP') for (const stream of [process.stdout, process.stderr]) stream.on('error', () => {})
@@ -41,5 +49,23 @@ export function stopOnInterrupt(): StopRequest {
       if (received !== undefined) return
       for (const {signal, handler} of handlers) process.off(signal, handler)
     },
+  }
+}
+
+/** Writes to stderr at once; a stderr that cannot take it (gone, full) must not keep the exit from happening. */
+function say(text: string): void {
+  try {
+    writeSync(2, text)
+  } catch {
+    // Nothing left to tell it to.
+  }
+}
+
+/** The caller's last line, or nothing when it cannot say (an exit at once must not fail). */
+function lastWords(say: (() => string | undefined) | undefined): string | undefined {
+  try {
+    return say?.()
+  } catch {
+    return undefined
   }
 }

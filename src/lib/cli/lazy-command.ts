@@ -39,7 +39,21 @@ export function lazyCommand(load: CommandLoader): LazyCommand {
  * found next to it.
  */
 export function pluginCommand(packageName: string, commandFile: string): LazyCommand {
-  return lazyCommand(async () => import(new URL(`./commands/${commandFile}`, import.meta.resolve(packageName)).href))
+  const command = lazyCommand(async () => import(new URL(`./commands/${commandFile}`, import.meta.resolve(packageName)).href))
+  const run = command.run
+  // These commands know no --json: bq answers it with its own envelope (plugin-json.ts).
+  command.run = async function (this: LazyCommand, argv, config) {
+    if (!wantsJson(argv)) return run.call(this, argv, config)
+    const {pluginJson} = await import('./plugin-json.js')
+    return pluginJson(this.id ?? '', argv, config)
+  }
+  return command
+}
+
+/** `--json` among the words before a `--`. */
+function wantsJson(argv: string[]): boolean {
+  const end = argv.indexOf('--')
+  return (end === -1 ? argv : argv.slice(0, end)).includes('--json')
 }
 
 /**

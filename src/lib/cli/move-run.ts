@@ -11,26 +11,50 @@ import {stopOnInterrupt} from './interrupt.js'
 
 export type MoveResult = RedriveReport & {items: RedriveItem[]; /** The run ledger id (bq runs show), when the run was recorded. */ run_id?: string}
 
+/** The stop reason of a run whose output closed (`… --list | head`): it stops as for Ctrl-C, exit 3. */
+export const OUTPUT_CLOSED = 'the output closed (its reader went away); the rest stay where they were'
+
+/** How runMoves reports a run. */
+export interface MoveOptions {
+  json: boolean
+  /** Print one line per message. */
+  list: boolean
+  /** The past participle the summary uses: moved, published, purged, returned. */
+  verb: string
+  log: (line: string) => void
+  /** How many messages the run may examine, for the progress line. */
+  total?: number
+  onItem?: (item: RedriveItem) => void
+  labels?: OutcomeLabels
+  /** The command that returns what a run stopped at once left in staging (`bq dlq recover …`). */
+  recover?: string
+  /** A dry run: its progress line and last words count what would move, never "moved". */
+  dryRun?: boolean
+}
+
 /**
  * What redrive and replay share around their engines: Ctrl-C, SIGTERM or SIGHUP stops after the
- * batch, per-message lines when asked, the summary on stderr, and items under --json. A run that
- * did not move every selected message ends in PartialError (exit 3), an interrupted one in
+ * batch, and so does a closed output (a run must not go on moving what no one sees any more);
+ * per-message lines when asked, the summary on stderr, and items under --json. A run that did not
+ * move every selected message ends in PartialError (exit 3), an interrupted one in
  * InterruptedError (130, 143 or 129 by signal); both carry the full report, which BqCommand
  * prints under --json.
  */
 export async function runMoves(
-  options: {json: boolean; list: boolean; verb: string; log: (line: string) => void; total?: number; onItem?: (item: RedriveItem) => void; labels?: OutcomeLabels},
+  options: MoveOptions,
   run: (hooks: {onItem: (item: RedriveItem) => void; stopRequested: () => boolean}) => Promise<RedriveReport>,
 ): Promise<MoveResult> {
   // The progress line first: on a signal it clears itself before the interrupt's message.
-  const progress = startProgress({unit: 'examined', total: options.total, moves: true, movedLabel: options.labels?.redriven, json: options.json})
-  const interrupt = stopOnInterrupt()
+  const wouldBe = options.labels?.would_redrive ?? `would be ${options.verb}`
+  const movedLabel = options.dryRun ? wouldBe : options.labels?.redriven
+  const progress = startProgress({unit: 'examined', total: options.total, moves: true, movedLabel, json: options.json})
+  const counts = {examined: 0, moved: 0, failed: 0}
+  const interrupt = stopOnInterrupt({lastWords: () => stoppedAtOnce(counts, options.dryRun ? wouldBe : options.verb, options.recover)})
   const out = new OutputWriter()
   out.statusLine = progress
   const items: RedriveItem[] = []
   const listing = !options.json && options.list
   const print = itemPrinter(out, listing, options.labels)
-  const counts = {examined: 0, moved: 0, failed: 0}
   // --list lines go out as each batch ends (the engines yield between batches), not at the end;
   // a failed write (a closed pipe) is kept by the writer and thrown by the last flush below.
   let flushing: Promise<void> = Promise.resolve()
@@ -43,9 +67,16 @@ export async function runMoves(
       flushing = flushing.then(() => out.flush()).catch(() => {})
     })
   }
+  // A closed pipe is the end of the listing, not a failure of the run: the report still goes to stderr.
+  const finishOutput = async () => {
+    await flushing
+    await out.flush().catch((error: unknown) => {
+      if (!out.closed) throw error
+    })
+  }
   try {
     const report = await run({
-      stopRequested: interrupt.requested,
+      stopRequested: () => interrupt.requested() || out.closed,
       onItem: (item) => {
         if (options.json) items.push(item)
         options.onItem?.(item)
@@ -58,8 +89,8 @@ export async function runMoves(
       },
     })
     progress.stop()
-    await flushing
-    await out.flush()
+    await finishOutput()
+    if (out.closed && report.stop_reason === 'interrupted' && !interrupt.requested()) report.stop_reason = OUTPUT_CLOSED
     if (!options.json) options.log(summaryLine(report, options.verb))
     const result: MoveResult = {...report, items}
     const unfinished = unfinishedRun(result, options.verb, interrupt.signal())
@@ -70,14 +101,20 @@ export async function runMoves(
     // the items under --json, as for a partial run; the error keeps its own code and exit code.
     progress.stop()
     if (!(error instanceof BqError) || !isRunReport(error.result)) throw error
-    await flushing
-    await out.flush()
+    await finishOutput()
     if (!options.json) options.log(summaryLine(error.result, options.verb))
     throw withResult(error, {...error.result, items})
   } finally {
     progress.stop()
     interrupt.dispose()
   }
+}
+
+/** The line a second signal prints before it exits at once: what moved, and how to recover the rest. */
+function stoppedAtOnce(counts: {examined: number; moved: number}, verb: string, recover: string | undefined): string {
+  const moved = `stopped at once: ${counts.moved} ${verb} of ${counts.examined} examined`
+  if (recover === undefined) return `${moved}; the rest stay where they were`
+  return `${moved}; messages of the batch in flight may be left in staging: run ${recover} (with the same --broker or --context) to return them`
 }
 
 /** What the run ledger keeps of a redrive or replay report (its counts; the ids are noted item by item). */

@@ -25,7 +25,13 @@ async function readBounded(input: Readable, what: string, limit: number): Promis
 /** Reads all of stdin, as bytes, when it is a pipe or file; undefined on a terminal (nothing to read). */
 export async function readStdinIfPiped(limit = MAX_MESSAGE_BYTES): Promise<Buffer | undefined> {
   if (process.stdin.isTTY) return undefined
-  return readBounded(process.stdin, 'stdin', limit)
+  try {
+    return await readBounded(process.stdin, 'stdin', limit)
+  } catch (error) {
+    if (error instanceof UsageError) throw error
+    // A closed stdin (`<&-`) cannot be read at all: one line, not a stack.
+    throw new UsageError(`cannot read stdin: ${(error as NodeJS.ErrnoException).code === 'EBADF' ? 'it is closed' : (error as Error).message}; nothing was published`, 'input.unreadable')
+  }
 }
 
 /** Reads a file named on the command line (`--data-file`), bounded like stdin. */

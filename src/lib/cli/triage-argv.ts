@@ -2,6 +2,9 @@
  * `bq dlq triage` acts only through the existing commands: this file builds their argv for a
  * group or one message, and the shell line an operator can paste into a runbook.
  */
+import {shellWord} from '../output/shell-word.js'
+
+export {shellWord}
 
 /** What a triage action applies to: a group from `dlq inspect` (by reason and URN) or one message. */
 export type TriageTarget = {kind: 'group'; reason: string; urn: string} | {kind: 'message'; id: string}
@@ -50,11 +53,6 @@ export function commandArgv(command: string[], scope: TriageScope, rest: string[
   else if (scope.broker !== undefined) argv.push('--broker', shown ? (scope.brokerShown ?? scope.broker) : scope.broker)
   if (scope.receive) argv.push('--receive')
   return argv
-}
-
-/** A word as a POSIX shell reads it back unchanged. */
-export function shellWord(word: string): string {
-  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", "'\\''")}'`
 }
 
 export function commandLine(argv: string[], redirect?: string): string {

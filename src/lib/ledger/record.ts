@@ -10,6 +10,7 @@ import {hostname, userInfo} from 'node:os'
 
 import {redactUrl} from '../brokers/shared/redact.js'
 import {describeError, outcomeOf} from '../errors.js'
+import {shellWord} from '../output/shell-word.js'
 import {LedgerStore, explicitLedger, ledgerPath} from './store.js'
 
 export interface RunInfo {
@@ -153,5 +154,5 @@ export function commandLine(argv: string[]): string {
     else if (DATA_FLAGS.has(arg) && i + 1 < argv.length) shown.push(arg, `<${Buffer.byteLength(argv[++i])} bytes>`)
     else shown.push(redactUrl(arg))
   }
-  return shown.map((arg) => (/^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replaceAll("'", "'\\''")}'`)).join(' ')
+  return shown.map(shellWord).join(' ')
 }

@@ -10,7 +10,7 @@ import {MAX_MESSAGE_BYTES} from './read-messages.js'
 import {BatchSizer, DEFAULT_BATCH} from './batch-sizer.js'
 import {failedRun} from './failed-run.js'
 import {aboutOf, aboutUndecoded} from './plan-batch.js'
-import {checkDeliveryCost, planOnly} from './redrive.js'
+import {checkDeliveryCost, planOnly, stoppedOnRequest} from './redrive.js'
 import type {About, DrainRunRequest, RedriveCounts, RedriveOutcome, RedriveReport} from './redrive-types.js'
 
 /**
@@ -43,12 +43,13 @@ export async function purge(request: PurgeRequest): Promise<RedriveReport> {
 
   if (request.dryRun) {
     try {
-      await planOnly(request, (message) => {
+      const stopped = await planOnly(request, (message) => {
         counts.examined++
         const verdict = judge(message)
         if ('keep' in verdict) emit(verdict.about, verdict.keep, verdict.error)
         else emit(verdict.about, 'would_redrive')
       })
+      if (stopped) stoppedOnRequest(report)
     } catch (error) {
       throw failedRun(error, report)
     }

@@ -73,7 +73,7 @@ export async function redrive(request: RedriveRequest): Promise<RedriveReport> {
 
   if (request.dryRun) {
     try {
-      await planOnly(request, (message) => {
+      const stopped = await planOnly(request, (message) => {
         counts.examined++
         const large = tooLarge(message)
         if (large !== undefined) return emit(aboutUndecoded(message), 'failed', null, large)
@@ -90,6 +90,7 @@ export async function redrive(request: RedriveRequest): Promise<RedriveReport> {
           else emit(aboutOf(view), 'would_redrive', queue)
         }
       })
+      if (stopped) stoppedOnRequest(report)
     } catch (error) {
       throw failedRun(error, report)
     }
@@ -275,27 +276,35 @@ async function moveGroup(
 /**
  * A dry run changes nothing: on brokers with a true peek it pages through with browse; on the
  * others it drains and releases everything, which the broker returns to place on close. Pages
- * are sized by bytes like a redrive's batches.
+ * are sized by bytes like a redrive's batches. Between pages it stops when asked (Ctrl-C, a
+ * closed output) and resolves true; false when it saw every message.
  */
-export async function planOnly(request: Pick<RedriveRequest, 'source' | 'dlq' | 'max'>, visit: (message: BrokerMessage) => void): Promise<void> {
+export async function planOnly(request: Pick<RedriveRequest, 'source' | 'dlq' | 'max' | 'stopRequested'>, visit: (message: BrokerMessage) => void): Promise<boolean> {
   const {source, dlq} = request
   const limit = request.max > 0 ? request.max : Infinity
   const sizer = new BatchSizer(DEFAULT_BATCH)
+  /** A synchronous store never yields on its own: give signal handlers and the output a turn. */
+  const stop = async () => {
+    await new Promise((resolve) => setImmediate(resolve))
+    return request.stopRequested?.() === true
+  }
   let seen = 0
   if (source.capabilities.truePeek) {
     const total = request.max > 0 ? request.max : await source.count(dlq)
     while (seen < total) {
+      if (await stop()) return true
       const page = await source.browse(dlq, {offset: seen, limit: Math.min(sizer.next(), total - seen)})
       sizer.saw(page.map((message) => message.body.length))
       for (const message of page) visit(message)
       seen += page.length
       if (page.length === 0) break
     }
-    return
+    return false
   }
   const session = await source.drain(dlq, {max: request.max})
   try {
     while (seen < limit) {
+      if (await stop()) return true
       const batch = await session.next(sizer.next())
       if (batch.length === 0) break
       sizer.saw(batch.map((message) => message.body.length))
@@ -303,7 +312,15 @@ export async function planOnly(request: Pick<RedriveRequest, 'source' | 'dlq' | 
       seen += batch.length
       await session.release(batch)
     }
+    return false
   } finally {
     await session.close()
   }
+}
+
+/** Marks a report stopped by a request to stop (runMoves says whether a signal or a closed output asked). */
+export function stoppedOnRequest(report: RedriveReport): void {
+  if (report.stopped_early) return
+  report.stopped_early = true
+  report.stop_reason = 'interrupted'
 }

@@ -163,3 +163,15 @@ export async function replay(request: ReplayRequest): Promise<RedriveReport> {
   await flush()
   return report
 }
+
+/**
+ * Why a finished replay is a failure although nothing failed to send: every message it read was
+ * poison (a binary file, an endless line, an empty input), so nothing was or would be published.
+ * Undefined for any other report.
+ */
+export function nothingReplayable(report: RedriveReport): string | undefined {
+  const c = report.counts
+  if (c.poison === 0 || c.poison !== c.examined) return undefined
+  const published = report.dry_run ? 'nothing would be published' : 'nothing was published'
+  return `${published}: ${c.poison === 1 ? 'the only message' : `all ${c.poison} messages`} read from ${report.source === '-' ? 'stdin' : report.source} ${c.poison === 1 ? 'was' : 'were'} poison (not an envelope; --list shows why)`
+}

@@ -1,4 +1,5 @@
 import type {RedriveItem, RedriveReport} from '../ops/redrive-types.js'
+import {visible} from './control-chars.js'
 import type {OutputWriter} from './writer.js'
 
 /** Human lines for redrive and replay: one per message (when asked), then the counts. */
@@ -15,11 +16,12 @@ const LABEL: Record<RedriveItem['outcome'], string> = {
 export type OutcomeLabels = Partial<Record<RedriveItem['outcome'], string>>
 
 export function itemLine(item: RedriveItem, labels: OutcomeLabels = {}): string {
-  const arrow = item.target ? ` -> ${item.target}` : ''
-  const why = item.error ? `  (${item.error})` : ''
+  // Ids, URNs, reasons and errors come from message bodies: no raw control character reaches the line.
+  const arrow = item.target ? ` -> ${visible(item.target)}` : ''
+  const why = item.error ? `  (${visible(item.error)})` : ''
   // A dry run's sample of what would be sent (--patch): the bytes, indented on the next line.
   const sample = item.envelope === undefined ? '' : `\n    ${item.envelope}`
-  return [labels[item.outcome] ?? LABEL[item.outcome], item.id ?? '-', item.urn ?? '-', item.reason ? `reason=${item.reason}` : ''].filter(Boolean).join('\t') + arrow + why + sample
+  return [labels[item.outcome] ?? LABEL[item.outcome], item.id ?? '-', item.urn ?? '-', item.reason ? `reason=${item.reason}` : ''].filter(Boolean).map(visible).join('\t') + arrow + why + sample
 }
 
 export function summaryLine(report: RedriveReport, verb: string): string {

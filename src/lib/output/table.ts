@@ -1,3 +1,4 @@
+import {visible} from './control-chars.js'
 import {isTerminal} from './style.js'
 
 /**
@@ -8,6 +9,9 @@ import {isTerminal} from './style.js'
 export async function renderTable(head: string[], rows: string[][]): Promise<string> {
   if (!isTerminal()) return [head, ...rows].map(tsvRow).join('\n')
   const [{default: Table}, {fitColumns}] = await Promise.all([import('cli-table3'), import('./fit-columns.js')])
+  // A cell's control characters would reach the terminal as they are.
+  head = head.map(visible)
+  rows = rows.map((row) => row.map(visible))
   const colWidths = fitColumns([head, ...rows], terminalColumns())
   const table = new Table({
     head,
@@ -19,9 +23,9 @@ export async function renderTable(head: string[], rows: string[][]): Promise<str
   return table.toString()
 }
 
-/** One TSV line: a tab or newline inside a cell would break the columns. */
+/** One TSV line: a tab or newline inside a cell would break the columns; other control characters are escaped. */
 export function tsvRow(row: string[]): string {
-  return row.map((cell) => cell.replace(/[\t\r\n]/g, ' ')).join('\t')
+  return row.map((cell) => visible(cell.replace(/[\t\r\n]/g, ' '))).join('\t')
 }
 
 /** cli-table3 draws a rule between every two rows by default; only the frame stays. */

@@ -22,6 +22,11 @@ export class OutputWriter {
    */
   statusLine: {clear(): void; redraw(): void} | undefined
 
+  /** The reader went away (EPIPE): a run that moves messages stops after its batch (move-run.ts). */
+  get closed(): boolean {
+    return this.failure instanceof BrokenPipeError
+  }
+
   constructor(private readonly stream: Writable = process.stdout, private readonly flushAt = 64 * 1024) {
     stream.on('error', (error: NodeJS.ErrnoException) => {
       // EPIPE: the reader went away; stop writing quietly, as Unix tools do. Any other error

@@ -44,7 +44,7 @@ describe('inflight ls on Artemis: scheduled messages, what it says, how it fails
     if (!(await available(t))) return
     const queue = uniqueQueue('inflight-sched')
     made.push(queue)
-    const published = await runBq(['publish', 'urn:babel:orders:created', '-q', queue, '--count', '2', '--delay', '600000', '-b', artemisUrl])
+    const published = await runBq(['publish', 'urn:babel:orders:created', '-d', '{}', '-q', queue, '--count', '2', '--delay', '600000', '-b', artemisUrl])
     assert.equal(published.code, 0, published.stderr)
     const result = await runBq(['inflight', 'ls', queue, '-b', artemisUrl, '--json'])
     assert.equal(result.code, 0, result.stderr)

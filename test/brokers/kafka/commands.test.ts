@@ -24,11 +24,11 @@ describe('kafka-only commands', () => {
   test('peek --since seeks each partition by time (only the records from then on are read)', async (t) => {
     if (!(await kafka.available(t))) return
     const queue = uniqueQueue('since')
-    assert.equal((await runBq(['publish', 'urn:babel:orders:created', '-q', queue, '--count', '3', '-b', kafkaUrl])).code, 0)
+    assert.equal((await runBq(['publish', 'urn:babel:orders:created', '-d', '{}', '-q', queue, '--count', '3', '-b', kafkaUrl])).code, 0)
     await new Promise((resolve) => setTimeout(resolve, 50))
     const since = new Date().toISOString()
     await new Promise((resolve) => setTimeout(resolve, 50))
-    const later = (await runBq(['publish', 'urn:babel:orders:created', '-q', queue, '--count', '2', '-b', kafkaUrl])).stdout.trim().split('\n')
+    const later = (await runBq(['publish', 'urn:babel:orders:created', '-d', '{}', '-q', queue, '--count', '2', '-b', kafkaUrl])).stdout.trim().split('\n')
     const recent = await json(['peek', queue, '-b', kafkaUrl, '--since', since])
     assert.deepEqual(ids(recent), later)
     assert.equal(recent.scanned, 2)
@@ -37,7 +37,7 @@ describe('kafka-only commands', () => {
   test('peek --from-beginning, --from-offset, --from-time and --last read the log; other brokers refuse them', async (t) => {
     if (!(await kafka.available(t))) return
     const queue = uniqueQueue('log')
-    const published = await runBq(['publish', 'urn:babel:orders:created', '-q', queue, '--count', '5', '-b', kafkaUrl])
+    const published = await runBq(['publish', 'urn:babel:orders:created', '-d', '{}', '-q', queue, '--count', '5', '-b', kafkaUrl])
     assert.equal(published.code, 0, published.stderr)
     const all = published.stdout.trim().split('\n')
     assert.deepEqual(ids(await json(['peek', queue, '-b', kafkaUrl, '--last', '2'])), all.slice(3))
@@ -74,7 +74,7 @@ describe('kafka-only commands', () => {
     if (!(await kafka.available(t))) return
     const queue = uniqueQueue('tiers')
     assert.equal((await runBq(['replay', dlqExport(queue), '--as-is', '--to', `${queue}.dlq`, '--yes', '-b', kafkaUrl])).code, 0)
-    assert.equal((await runBq(['publish', 'urn:babel:orders:created', '-q', `${queue}.retry.1`, '--count', '2', '-b', kafkaUrl])).code, 0)
+    assert.equal((await runBq(['publish', 'urn:babel:orders:created', '-d', '{}', '-q', `${queue}.retry.1`, '--count', '2', '-b', kafkaUrl])).code, 0)
     const report = await json(['dlq', 'inspect', queue, '-b', kafkaUrl])
     assert.deepEqual(report.related_queues, [{queue: `${queue}.retry.1`, role: 'retry tier 1', count: 2}])
     const human = await runBq(['dlq', 'inspect', queue, '-b', kafkaUrl])

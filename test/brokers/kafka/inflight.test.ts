@@ -88,7 +88,7 @@ describe('inflight ls on kafka: its own cases', () => {
     const topic = uniqueQueue('inflight-redrive')
     topics.push(topic)
     const dlq = `${topic}.dlq`
-    assert.equal((await runBq(['publish', 'urn:babel:orders:created', '-q', dlq, '--count', '4', '-b', kafkaUrl])).code, 0)
+    assert.equal((await runBq(['publish', 'urn:babel:orders:created', '-d', '{}', '-q', dlq, '--count', '4', '-b', kafkaUrl])).code, 0)
     const redrive = await runBq(['dlq', 'redrive', topic, '--to', topic, '--max', '1', '--yes', '-b', kafkaUrl])
     assert.equal(redrive.code, 0, redrive.stderr)
     const result = await runBq(['inflight', 'ls', dlq, '-b', kafkaUrl, '--json'])

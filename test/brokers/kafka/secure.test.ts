@@ -69,7 +69,7 @@ const refused = refusedInOneLine
 const ids = (result: Record<string, unknown>) => (result.messages as Array<{id: string}>).map((message) => message.id)
 
 async function publish(queue: string, count: number, url: string): Promise<string[]> {
-  const result = await bq(['publish', 'urn:babel:orders:created', '-q', queue, '--count', String(count), '-b', url])
+  const result = await bq(['publish', 'urn:babel:orders:created', '-d', '{}', '-q', queue, '--count', String(count), '-b', url])
   assert.equal(result.code, 0, result.stderr)
   return result.stdout.trim().split('\n')
 }
@@ -133,7 +133,7 @@ describe('kafka over SASL_SSL with SCRAM-SHA-512 and ca=', () => {
     if (!(await available(t))) return
     const readOnly = topicName('bqsec-ro-', 'perm')
     await publish(readOnly, 1, adminUrl)
-    await refused(['publish', 'urn:babel:orders:created', '-q', readOnly, '-b', limitedUrl], 6, 'permission', new RegExp(`cannot publish to topic ${readOnly} .*TOPIC_AUTHORIZATION_FAILED.*Write on topic ${readOnly}`), [LIMITED.password])
+    await refused(['publish', 'urn:babel:orders:created', '-d', '{}', '-q', readOnly, '-b', limitedUrl], 6, 'permission', new RegExp(`cannot publish to topic ${readOnly} .*TOPIC_AUTHORIZATION_FAILED.*Write on topic ${readOnly}`), [LIMITED.password])
     const hidden = topicName('bqsec-none-', 'perm')
     await publish(hidden, 1, adminUrl)
     await refused(['peek', hidden, '-b', limitedUrl], 6, 'permission', new RegExp(`TOPIC_AUTHORIZATION_FAILED.*Describe on topic ${hidden}`))

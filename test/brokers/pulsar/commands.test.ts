@@ -27,7 +27,7 @@ describe('pulsar specifics through the CLI', () => {
   test('publish keeps messages for the binding subscription; peek creates no subscription; --headers shows Pulsar metadata', async (t) => {
     if (!(await available(t))) return
     const queue = uniqueQueue('pulsar-peek')
-    const published = await runBq(['publish', 'urn:babel:orders:created', '-q', queue, '-b', pulsarUrl, '--count', '2'])
+    const published = await runBq(['publish', 'urn:babel:orders:created', '-d', '{}', '-q', queue, '-b', pulsarUrl, '--count', '2'])
     assert.equal(published.code, 0, published.stderr)
     assert.deepEqual(await subscriptions(queue), ['babelqueue'])
     const peek = await json(['peek', queue, '-b', pulsarUrl, '--headers'])

@@ -55,7 +55,7 @@ describe('inflight ls on pulsar: its own cases', () => {
   test('an Exclusive subscription counts no unacked: what its consumer holds is in its backlog', async (t) => {
     if (!(await available(t))) return
     const queue = uniqueQueue('inflight-exclusive')
-    assert.equal((await runBq(['publish', 'urn:babel:orders:created', '-q', queue, '--count', '4', '-b', pulsarUrl])).code, 0)
+    assert.equal((await runBq(['publish', 'urn:babel:orders:created', '-d', '{}', '-q', queue, '--count', '4', '-b', pulsarUrl])).code, 0)
     const held = await hold(queue, 2, 'Exclusive')
     try {
       const {code, output, stderr} = await inflightJson(pulsarUrl, queue)

@@ -84,7 +84,7 @@ describe('inflight ls on RabbitMQ: what it says and how it fails', () => {
   test('without the management API: one line naming it and how to enable it (exit 1), no password', async (t) => {
     if (!(await available(t))) return
     const queue = uniqueQueue('inflight-nomgmt')
-    const published = await runBq(['publish', 'urn:babel:orders:created', '-q', queue, '-b', amqpUrl])
+    const published = await runBq(['publish', 'urn:babel:orders:created', '-d', '{}', '-q', queue, '-b', amqpUrl])
     assert.equal(published.code, 0, published.stderr)
     const result = await runBq(['inflight', 'ls', queue, '-b', `${amqpUrl}?management=http://127.0.0.1:59999`])
     assert.equal(result.code, 1, result.stderr)

@@ -61,7 +61,7 @@ describe('Redis Sentinel (redis+sentinel://)', () => {
   test('publish, peek and dlq redrive through a sentinel URL whose first sentinel is down', async (t) => {
     if (!(await ready(t))) return
     const queue = uniqueQueue('sentinel')
-    const published = await bq(['publish', 'urn:babel:orders:created', '-q', `${queue}.dlq`, '--count', '3', '-b', sentinelUrl])
+    const published = await bq(['publish', 'urn:babel:orders:created', '-d', '{}', '-q', `${queue}.dlq`, '--count', '3', '-b', sentinelUrl])
     assert.equal(published.code, 0, published.stderr)
     assert.match(published.stderr, new RegExp(`on redis\\+sentinel://127\\.0\\.0\\.1:${basePort + 8},127\\.0\\.0\\.1:${sentinelPort}/${masterName}`))
     const peek = await bq(['peek', `${queue}.dlq`, '-b', `${sentinelUrl}?db=0`, '--json'])
@@ -77,7 +77,7 @@ describe('Redis Sentinel (redis+sentinel://)', () => {
     if (!(await ready(t))) return
     const queue = uniqueQueue('failover')
     const before = await masterPort()
-    assert.equal((await bq(['publish', 'urn:babel:orders:created', '-q', queue, '--count', '2', '-b', sentinelUrl])).code, 0)
+    assert.equal((await bq(['publish', 'urn:babel:orders:created', '-d', '{}', '-q', queue, '--count', '2', '-b', sentinelUrl])).code, 0)
     // Both copies are on the replica before it is promoted.
     await withClient(before, (master) => master.call('WAIT', '1', '5000'))
     await withClient(sentinelPort, (sentinel) => sentinel.call('SENTINEL', 'failover', masterName))
@@ -87,7 +87,7 @@ describe('Redis Sentinel (redis+sentinel://)', () => {
       after = await masterPort()
     }
     assert.notEqual(after, before, 'the sentinel named a new master')
-    const published = await bq(['publish', 'urn:babel:orders:created', '-q', queue, '-b', sentinelUrl])
+    const published = await bq(['publish', 'urn:babel:orders:created', '-d', '{}', '-q', queue, '-b', sentinelUrl])
     assert.equal(published.code, 0, published.stderr)
     const peek = await bq(['peek', queue, '-b', sentinelUrl, '--json'])
     assert.equal(jsonResult(peek.stdout).depth, 3)
@@ -98,7 +98,7 @@ describe('Redis Sentinel (redis+sentinel://)', () => {
     if (!(await requireBroker(t, 'Redis Sentinel over TLS (test/brokers/redis/sentinel.sh)', '127.0.0.1', tlsSentinelPort))) return
     const queue = uniqueQueue('sentinel-tls')
     const tlsUrl = `rediss+sentinel://localhost:${tlsSentinelPort}/${masterName}`
-    const published = await bq(['publish', 'urn:babel:orders:created', '-q', queue, '--count', '2', '-b', `${tlsUrl}?ca=${encodeURIComponent(testCerts().ca)}`])
+    const published = await bq(['publish', 'urn:babel:orders:created', '-d', '{}', '-q', queue, '--count', '2', '-b', `${tlsUrl}?ca=${encodeURIComponent(testCerts().ca)}`])
     assert.equal(published.code, 0, published.stderr)
     const peek = await bq(['peek', queue, '-b', `${tlsUrl}?ca=${encodeURIComponent(testCerts().ca)}`, '--json'])
     assert.equal(jsonResult(peek.stdout).depth, 2)

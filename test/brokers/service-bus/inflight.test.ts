@@ -52,8 +52,8 @@ const value = (listing: InflightJson, name: string) => listing.gauges.find((g) =
 describe('inflight ls on service-bus: its own cases', () => {
   test('scheduled and deferred messages are counted apart from the active ones', async () => {
     const queue = uniqueQueue('inflight-states')
-    assert.equal((await runBq(['publish', 'urn:babel:orders:created', '-q', queue, '--count', '4', '-b', server.connectionString])).code, 0)
-    assert.equal((await runBq(['publish', 'urn:babel:orders:created', '-q', queue, '--count', '2', '--delay', '3600000', '-b', server.connectionString])).code, 0)
+    assert.equal((await runBq(['publish', 'urn:babel:orders:created', '-d', '{}', '-q', queue, '--count', '4', '-b', server.connectionString])).code, 0)
+    assert.equal((await runBq(['publish', 'urn:babel:orders:created', '-d', '{}', '-q', queue, '--count', '2', '--delay', '3600000', '-b', server.connectionString])).code, 0)
     const receiver = client.createReceiver(queue, {receiveMode: 'peekLock', skipParsingBodyAsJson: true})
     const [deferred] = await receiver.receiveMessages(1, {maxWaitTimeInMs: 5000})
     await receiver.deferMessage(deferred)

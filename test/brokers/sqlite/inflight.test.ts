@@ -49,7 +49,7 @@ async function listing(queue: string, extra: string[] = []): Promise<InflightJso
 describe('inflight ls on the embedded store: delayed rows, a dead drain, the limit', () => {
   test('delayed rows show with their due time, after the reserved ones; --limit caps the elements, not the counts', async () => {
     const queue = uniqueQueue('inflight-delay')
-    const published = await runBq(['publish', 'urn:babel:orders:created', '-q', queue, '--count', '2', '--delay', '600000', '-b', url])
+    const published = await runBq(['publish', 'urn:babel:orders:created', '-d', '{}', '-q', queue, '--count', '2', '--delay', '600000', '-b', url])
     assert.equal(published.code, 0, published.stderr)
     const shown = await listing(queue)
     assert.deepEqual(shown.gauges.map((g) => [g.name, g.value]), [['reserved', 0], ['delayed', 2]])
@@ -63,7 +63,7 @@ describe('inflight ls on the embedded store: delayed rows, a dead drain, the lim
 
   test('rows a killed drain reserved stay in flight until bq dlq recover returns them', async () => {
     const queue = uniqueQueue('inflight-dead')
-    assert.equal((await runBq(['publish', 'urn:babel:orders:created', '-q', queue, '--count', '3', '-b', url])).code, 0)
+    assert.equal((await runBq(['publish', 'urn:babel:orders:created', '-d', '{}', '-q', queue, '--count', '3', '-b', url])).code, 0)
     // A process that reserves two rows and exits without ending its drain, as a SIGKILL would leave it.
     const script = path.join(dir, 'reserve-and-exit.mts')
     const adapterModule = pathToFileURL(path.join(repoRoot, 'src/lib/brokers/sqlite/index.ts')).href

@@ -32,7 +32,7 @@ describe('sqs specifics through the CLI', () => {
   test('peek, dlq inspect and a dry run refuse without --receive (exit 2) and receive nothing', async (t) => {
     if (!(await sqsAvailable(t))) return
     const queue = uniqueQueue('consent')
-    const published = await runBq(['publish', 'urn:babel:orders:created', '-q', queue, '-b', sqsUrl])
+    const published = await runBq(['publish', 'urn:babel:orders:created', '-d', '{}', '-q', queue, '-b', sqsUrl])
     assert.equal(published.code, 0, published.stderr)
     for (const args of [
       ['peek', queue],

@@ -219,6 +219,15 @@ class RedisAdapter extends AdapterBase<RedisDrainSession> {
     }
   }
 
+  async queueExists(queue: string): Promise<boolean> {
+    const keys = this.keys(queue, `look for ${queue}`)
+    try {
+      return (await this.client.exists(keys.list, keys.processing)) > 0
+    } catch (error) {
+      throw this.wrap(`look for ${queue}`, error)
+    }
+  }
+
   async drain(queue: string, options: DrainOptions = {}): Promise<DrainSession> {
     const keys = this.keys(queue, `drain ${queue}`)
     const max = options.max ?? 0

@@ -105,6 +105,7 @@ class BoundedSession implements DrainSession {
 class BoundedAdapter implements BrokerAdapter {
   readonly relatedQueues?: (queue: string) => Promise<RelatedQueue[]>
   readonly readsCostDeliveries?: (queue: string) => Promise<DeliveryCost | undefined>
+  readonly queueExists?: (queue: string) => Promise<boolean>
   readonly inflight?: (queue: string, options: InflightOptions) => Promise<InflightReport>
   readonly returnableInflight?: (queue: string, options: ReturnablePageOptions) => Promise<ReturnablePage>
   readonly returnInflight?: (queue: string, elements: InflightElement[]) => Promise<boolean[]>
@@ -117,6 +118,8 @@ class BoundedAdapter implements BrokerAdapter {
     if (related !== undefined) this.relatedQueues = (queue) => dog.call(`listing the queues next to ${queue}`, () => related(queue))
     const cost = inner.readsCostDeliveries?.bind(inner)
     if (cost !== undefined) this.readsCostDeliveries = (queue) => dog.call(`looking up ${queue}`, () => cost(queue))
+    const exists = inner.queueExists?.bind(inner)
+    if (exists !== undefined) this.queueExists = (queue) => dog.call(`looking up ${queue}`, () => exists(queue))
     const inflight = inner.inflight?.bind(inner)
     if (inflight !== undefined) this.inflight = (queue, options) => dog.call(`reading what is in flight on ${queue}`, () => inflight(queue, options), {messages: options.limit})
     const returnable = inner.returnableInflight?.bind(inner)

@@ -61,11 +61,44 @@ function redactMistyped(text: string): string {
   return colon !== -1 && colon < at ? `${text.slice(0, colon + 1)}${MASK}${text.slice(at)}` : `${MASK}${text.slice(at)}`
 }
 
-/** Replaces every occurrence of the given secrets in a message (for errors that echo their input). */
+/** A URL (or connection string) inside a message: up to whitespace, a quote, a bracket or a comma. */
+const URL_IN_TEXT = /[a-z][a-z0-9+.-]*:\/\/[^\s"'`<>()[\],]+/gi
+
+/** Characters that continue a token: a secret followed or preceded by one is part of a longer word. */
+const TOKEN_CHAR = /[\w-]/
+/** Where a client echoes a value (`password="…"`, `pass: …`, `…@host`), as opposed to prose around it. */
+const ECHO_BEFORE = new Set(['"', "'", '`', '=', ':'])
+const ECHO_AFTER = new Set(['"', "'", '`', '@'])
+
+/**
+ * A message from a client or server, with what it may echo of the credentials hidden: every URL's
+ * password field and secret `key=value` pairs, and each of `secrets` where it stands as a whole
+ * token. Never a substring of a longer word: a password `user` must not turn "username" into
+ * "***name", which both garbles the message and gives the password away. A secret made only of
+ * letters is also a word servers use in their own text ("or user is disabled"), so it is masked
+ * only where it is echoed as a value (quoted, after `=` or `:`, before `@`).
+ */
 export function scrubSecrets(message: string, secrets: Array<string | undefined>): string {
-  let out = message
+  let out = message.replace(URL_IN_TEXT, (url) => redactUrl(url))
   for (const secret of secrets) {
-    if (secret !== undefined && secret.length >= 3) out = out.split(secret).join(MASK)
+    if (secret !== undefined && secret.length >= 3) out = maskToken(out, secret)
   }
   return out
+}
+
+function maskToken(text: string, secret: string): string {
+  const plainWord = /^[A-Za-z]+$/.test(secret)
+  let out = ''
+  let from = 0
+  for (let at = text.indexOf(secret); at !== -1; at = text.indexOf(secret, at + 1)) {
+    if (at < from) continue
+    const before = at === 0 ? '' : text[at - 1]
+    const after = text[at + secret.length] ?? ''
+    const whole = !TOKEN_CHAR.test(before) && !TOKEN_CHAR.test(after)
+    const echoed = ECHO_BEFORE.has(before) || ECHO_AFTER.has(after)
+    if (!whole || (plainWord && !echoed)) continue
+    out += text.slice(from, at) + MASK
+    from = at + secret.length
+  }
+  return out + text.slice(from)
 }

@@ -47,6 +47,9 @@ export function saysInsecure(params: URLSearchParams): boolean {
  */
 export function parseTlsParams(params: URLSearchParams, displayUrl: string, context: TlsContext): TlsSettings | undefined {
   const given = TLS_PARAMS.filter((name) => params.has(name))
+  // Two values would leave one silently unused (which CA is trusted?): say which, once.
+  const twice = given.find((name) => params.getAll(name).length > 1)
+  if (twice !== undefined) throw new UsageError(`${displayUrl}: ${twice}= is given ${params.getAll(twice).length} times: give it once`)
   if (!context.tls) {
     if (given.length > 0) throw new UsageError(`${displayUrl}: ${given.map((name) => `${name}=`).join(', ')} ${given.length === 1 ? 'needs' : 'need'} TLS: use ${context.tlsHint}`)
     return undefined
@@ -110,8 +113,8 @@ export function tlsFailureReason(error: unknown, settings?: TlsSettings): string
       return `the broker's TLS certificate is not trusted${given}: pass ca=PATH with the CA that signed it, or set NODE_EXTRA_CA_CERTS`
     }
     if (code === 'ERR_TLS_CERT_ALTNAME_INVALID' || /does not match certificate's altnames/i.test(message)) {
-      const listed = /altnames: (.*)$/.exec(message)?.[1]
-      return `the broker's TLS certificate is not for the name connected to${listed === undefined ? '' : ` (it lists ${listed.replace(/^Host: [^ ]+ is not in the cert's altnames: /, '')})`}: connect by a name it lists, or pass servername=NAME`
+      const listed = certificateNames(found, message)
+      return `the broker's TLS certificate is not for the name connected to${listed === undefined ? '' : ` (it lists ${listed})`}: connect by a name it lists, or pass servername=NAME`
     }
     if (code === 'CERT_HAS_EXPIRED' || /certificate has expired/i.test(message)) {
       return "the broker's TLS certificate has expired: renew it on the broker (insecure=true would skip every check, not only this one)"
@@ -131,6 +134,21 @@ export function tlsFailureReason(error: unknown, settings?: TlsSettings): string
       return NO_TLS_ANSWER
     }
   }
+  return undefined
+}
+
+/**
+ * The names a certificate that failed the host check is for: its subjectAltName as Node attaches
+ * it to the error, else what Node's message lists (after "altnames:" for a host name, "list:" for
+ * an IP address), else its subject's CN; undefined when none is known.
+ */
+function certificateNames(error: unknown, message: string): string | undefined {
+  const cert = (error as {cert?: {subjectaltname?: string; subject?: {CN?: string | string[]}}}).cert
+  if (typeof cert?.subjectaltname === 'string' && cert.subjectaltname.trim() !== '') return cert.subjectaltname.trim()
+  const fromMessage = /(?:cert's altnames|cert's list): (.*)$/.exec(message)?.[1]?.trim()
+  if (fromMessage) return fromMessage
+  const cn = cert?.subject?.CN
+  if (cn !== undefined && cn.length > 0) return `CN=${Array.isArray(cn) ? cn.join(', CN=') : cn}`
   return undefined
 }
 
@@ -155,10 +173,10 @@ function* causeChain(error: unknown): Generator<unknown> {
   }
 }
 
+/** `true` or `false`, nothing else: the error says so, and a switch that turns checks off must be unambiguous. */
 function parseFlag(text: string | null): boolean | undefined {
-  if (text === null) return undefined
-  if (/^(true|1|yes)$/i.test(text)) return true
-  if (/^(false|0|no)$/i.test(text)) return false
+  if (text === 'true') return true
+  if (text === 'false') return false
   return undefined
 }
 

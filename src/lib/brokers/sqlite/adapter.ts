@@ -73,6 +73,11 @@ class SqliteAdapter extends AdapterBase<SqliteDrainSession> {
     return this.guard(`browse ${queue}`, () => this.store.browse(queue, Date.now(), limit, offset).map(toBrokerMessage))
   }
 
+  async queueExists(queue: string): Promise<boolean> {
+    checkQueue(queue, this.displayUrl)
+    return this.guard(`look for ${queue}`, () => this.store.queues().includes(queue))
+  }
+
   async listQueues(): Promise<ListedQueue[]> {
     this.ensureOpen('list the queues')
     return this.guard('list the queues', () => this.store.queues().map((queue) => ({queue})))

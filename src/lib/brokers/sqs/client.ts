@@ -82,8 +82,9 @@ export function isQueueMissing(error: unknown): boolean {
 }
 
 /**
- * One line, no stack, the right exit code: unreachable endpoints and refused credentials are
- * ConnectionErrors (exit 4); a request SQS rejected is a BqError naming SQS's reason.
+ * One line, no stack, the right exit code: unreachable endpoints are ConnectionErrors (exit 4);
+ * missing or refused credentials and permissions are AuthErrors (exit 6); a request SQS rejected
+ * is a BqError naming SQS's reason.
  */
 export function sqsError(what: string, error: unknown, where: string): BqError {
   if (error instanceof BqError) return error
@@ -91,7 +92,8 @@ export function sqsError(what: string, error: unknown, where: string): BqError {
   const name = e.name ?? ''
   const message = describeError(error)
   if (name === 'CredentialsProviderError') {
-    return new ConnectionError(`no AWS credentials for ${where} (could not ${what}): set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, AWS_PROFILE or ?profile=, or run where a role is available`, error)
+    // No credential found is not worth a retry: the same command finds none again (exit 6, not 4).
+    return new AuthError(`no AWS credentials for ${where} (could not ${what}): set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, AWS_PROFILE or ?profile=, or run where a role is available`, 'auth', error)
   }
   if (/region is missing/i.test(message)) {
     return new UsageError(`no AWS region for ${where}: name it in the URL (sqs://us-east-1) or set AWS_REGION`)
