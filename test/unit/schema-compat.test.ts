@@ -63,8 +63,9 @@ const cases: Case[] = [
   ['exclusiveMaximum loosened', {type: 'number', exclusiveMaximum: 5}, {type: 'number', exclusiveMaximum: 10}, null],
   ['multipleOf added', N, {type: 'number', multipleOf: 0.5}, 'multipleOf.added'],
   ['multipleOf changed to a non-divisor', {type: 'integer', multipleOf: 4}, {type: 'integer', multipleOf: 3}, 'multipleOf.changed'],
-  ['multipleOf changed to a divisor', {type: 'integer', multipleOf: 4}, {type: 'integer', multipleOf: 2}, null],
-  ['multipleOf 1 on integers', I, {type: 'integer', multipleOf: 1}, null],
+  ['multipleOf changed to a divisor (ajv rejects 2e21 / 2)', {type: 'integer', multipleOf: 4}, {type: 'integer', multipleOf: 2}, 'multipleOf.changed', 'unproven'],
+  ['multipleOf 1 on integers (ajv rejects 1e21)', I, {type: 'integer', multipleOf: 1}, 'multipleOf.added', 'unproven'],
+  ['multipleOf 1 on integers below 1e21', {type: 'integer', maximum: 1000}, {type: 'integer', maximum: 1000, multipleOf: 1}, 'multipleOf.added', 'unproven'],
   // arrays
   ['minItems raised', A({minItems: 1}), A({minItems: 2}), 'minItems.raised'],
   ['minItems lowered', A({minItems: 2}), A({minItems: 1}), null],
@@ -140,6 +141,54 @@ const cases: Case[] = [
   ['false where true was', true, false, 'schema.false'],
   ['true where false was', false, true, null],
 ]
+
+const defs = (definitions: object, rest: object) => ({definitions, ...rest})
+
+/**
+ * Changes compat once called compatible, each with a value OLD accepts and NEW rejects under
+ * bq's validator: the verdict must be breaking, and the witness one such value.
+ */
+const witnessed: Array<[name: string, old: unknown, next: unknown]> = [
+  ['pattern "^$" added (rejects "a")', S, {type: 'string', pattern: '^$'}],
+  ['pattern "^.*$" added (rejects "a\\nb")', S, {type: 'string', pattern: '^.*$'}],
+  ['multipleOf 0.3 → 0.1 (0.3 / 0.1 is not an integer in floating point)', {type: 'number', multipleOf: 0.3}, {type: 'number', multipleOf: 0.1}],
+  ['multipleOf 1 added on integers (1e21)', I, {type: 'integer', multipleOf: 1}],
+  ['multipleOf 0.5 added on integers (1e21)', I, {type: 'integer', multipleOf: 0.5}],
+  ['format int32 added on integers (3000000000)', I, {type: 'integer', format: 'int32'}],
+  ['format int64 added on numbers', N, {type: 'number', format: 'int64'}],
+  ['oneOf: a $ref\'d branch widened into another branch', defs({a: {type: 'integer', minimum: 10}}, {oneOf: [{$ref: '#/definitions/a'}, {type: 'integer', maximum: 5}]}), defs({a: {type: 'integer', minimum: 0}}, {oneOf: [{$ref: '#/definitions/a'}, {type: 'integer', maximum: 5}]})],
+  ['not: the excluded definition widened', defs({d: {type: 'integer', minimum: 10}}, {not: {$ref: '#/definitions/d'}}), defs({d: {type: 'integer', minimum: 0}}, {not: {$ref: '#/definitions/d'}})],
+  ['if: the condition widened behind a $ref', defs({c: {properties: {a: {const: 1}}, required: ['a']}}, {type: 'object', if: {$ref: '#/definitions/c'}, then: {required: ['b']}}), defs({c: {required: ['a']}}, {type: 'object', if: {$ref: '#/definitions/c'}, then: {required: ['b']}})],
+  ['then: the consequence tightened behind a $ref', defs({t: {}}, {type: 'object', if: {required: ['a']}, then: {$ref: '#/definitions/t'}}), defs({t: {required: ['b']}}, {type: 'object', if: {required: ['a']}, then: {$ref: '#/definitions/t'}})],
+  ['oneOf with a branch repeated', {oneOf: [S, I]}, {oneOf: [S, I, S]}],
+  ['a closed object split into allOf branches', closed({a: S, b: S}), {allOf: [{type: 'object', properties: {a: S}, additionalProperties: false}, {properties: {b: S}}]}],
+  ['a $ref to a closed definition plus sibling properties', closed({a: S, b: S}), defs({c: closed({a: S})}, {$ref: '#/definitions/c', properties: {b: S}})],
+  ['properties moved into allOf, additionalProperties false left outside', closed({a: S}), {type: 'object', allOf: [{properties: {a: S}}], additionalProperties: false}],
+  ['additionalItems beside items in another allOf branch', A({items: [S, S], additionalItems: false}), {type: 'array', allOf: [{items: [S]}, {additionalItems: false}]}],
+  ['patternProperties rewritten (^a → ^a.*) and retyped, closed object', O({patternProperties: {'^a': S}, additionalProperties: false}), O({patternProperties: {'^a.*': I}, additionalProperties: false})],
+]
+
+describe('schema compat: witnessed breaks', () => {
+  const ajv = newAjv()
+  for (const [name, old, next] of witnessed) {
+    test(name, () => {
+      const result = compareSchemas(old, next)
+      assert.ok(result.breaking > 0, `expected breaking, got ${JSON.stringify(result.findings)}`)
+      assert.ok(result.witness, `expected a witness, got none (${JSON.stringify(result.findings)})`)
+      const value = result.witness.value
+      assert.ok(ajv.validate(old as object, value), `OLD rejects the witness ${JSON.stringify(value)}`)
+      assert.ok(!ajv.validate(next as object, value), `NEW accepts the witness ${JSON.stringify(value)}`)
+    })
+  }
+
+  test('an enum of 300,000 values compares in linear time', () => {
+    const values = Array.from({length: 300_000}, (_, i) => `v${i}`)
+    const started = performance.now()
+    const result = compareSchemas({type: 'string', enum: values}, {type: 'string', enum: [...values, 'extra']})
+    assert.equal(result.findings.length, 0)
+    assert.ok(performance.now() - started < 5000, `took ${Math.round(performance.now() - started)} ms`)
+  })
+})
 
 describe('schema compat rules', () => {
   for (const [name, old, next, expected, severity = 'breaking'] of cases) {

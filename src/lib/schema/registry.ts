@@ -76,9 +76,9 @@ export class SchemaRegistry {
   }
 }
 
-export function newAjv(): Ajv {
+export function newAjv(options: {addUsedSchema?: boolean} = {}): Ajv {
   // strict: false — unknown keywords such as x-gdpr-sensitive are annotations, not errors.
-  const ajv = new Ajv({allErrors: true, strict: false, validateFormats: true})
+  const ajv = new Ajv({allErrors: true, strict: false, validateFormats: true, ...options})
   const addFormats = (addFormatsModule as unknown as {default?: typeof addFormatsModule}).default ?? addFormatsModule
   ;(addFormats as unknown as (ajv: Ajv) => Ajv)(ajv)
   return ajv
