@@ -9,7 +9,8 @@ import {JSON_TYPES} from './compat-types.js'
 import type {CompareContext, CompatFinding, JsonType, Located, SubCompare} from './compat-types.js'
 import {findWitness} from './compat-witness.js'
 import {refProblems} from './refs.js'
-import {newAjv, requireSupportedDraft} from './registry.js'
+import {newAjv} from './registry.js'
+import {canonical, metaSchemaProblem, requireShallow, requireSupportedDraft} from './schema-document.js'
 
 /**
  * `bq schema compat`: every way data valid under OLD could be rejected by NEW. The comparison
@@ -35,13 +36,11 @@ export interface CompareOptions {
 export function compareSchemas(oldSchema: unknown, newSchema: unknown, options: CompareOptions = {}): CompatResult {
   for (const [side, root] of [['old', oldSchema], ['new', newSchema]] as const) {
     if (typeof root !== 'boolean' && (typeof root !== 'object' || root === null || Array.isArray(root))) throw new UsageError(`${side} schema is not a JSON Schema (an object, or true/false)`, 'registry')
+    requireShallow(root, `${side} schema`)
     requireSupportedDraft(root, `${side} schema`)
     // Against draft-07's meta-schema (cheap: nothing is compiled but the meta-schema, once).
-    const ajv = sharedAjv()
-    if (typeof root === 'object' && !ajv.validateSchema(root as object)) {
-      const first = ajv.errors?.[0]
-      throw new UsageError(`${side} schema is not a valid JSON Schema: ${first ? `${first.instancePath || '/'} ${first.message}` : 'rejected by the draft-07 meta-schema'}`, 'registry')
-    }
+    const invalid = metaSchemaProblem(sharedAjv(), root)
+    if (invalid !== undefined) throw new UsageError(`${side} schema is not a valid JSON Schema: ${invalid}`, 'registry')
     const problem = refProblems(root)[0]
     if (problem) throw new UsageError(`${side} schema: ${problem.message} (at ${problem.pointer})`, 'registry')
   }
@@ -308,13 +307,6 @@ function typeOfValue(value: unknown): JsonType {
   if (typeof value === 'boolean') return 'boolean'
   if (typeof value === 'string') return 'string'
   return 'object'
-}
-
-/** A JSON value as text with object keys sorted: equal texts for values ajv's deep equality calls equal. */
-function canonical(value: unknown): string {
-  if (typeof value !== 'object' || value === null) return JSON.stringify(value)
-  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`
-  return `{${Object.keys(value).sort().map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`).join(',')}}`
 }
 
 /** A value as one short line of JSON. */
