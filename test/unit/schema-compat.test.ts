@@ -288,7 +288,7 @@ describe('schema compat agrees with the validator', () => {
     // Definitions are leaves (no $ref inside), so no pair has a $ref cycle.
     const definition = (): unknown => pick([{type: pick(types)}, {type: 'integer', minimum: pick([0, 10])}, {type: 'string', pattern: pick(['^a', '^$'])}, {required: ['a']}, {properties: {a: {type: pick(types)}}, additionalProperties: false}, {type: 'number', multipleOf: pick([0.1, 0.3, 1])}])
     function document(): Record<string, unknown> {
-      const root = schema(3)
+      const root = schema(2)
       const node = typeof root === 'object' && root !== null ? (root as Record<string, unknown>) : {allOf: [root]}
       return {...node, definitions: {p: definition(), q: definition()}}
     }

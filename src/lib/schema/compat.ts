@@ -250,7 +250,7 @@ class Comparison implements CompareContext {
 
 let ajv: Ajv | undefined
 let documents = 0
-const sharedAjv = (): Ajv => (ajv ??= newAjv())
+const sharedAjv = (): Ajv => (ajv ??= newAjv({allErrors: false, messages: false, code: {optimize: false}}))
 
 /** The instance type ajv checks a format on; undefined for a format it does not know (ignored: an annotation). */
 function formatType(name: string): 'string' | 'number' | undefined {

@@ -77,7 +77,7 @@ export class SchemaRegistry {
   }
 }
 
-export function newAjv(options: {addUsedSchema?: boolean} = {}): Ajv {
+export function newAjv(options: {addUsedSchema?: boolean; allErrors?: boolean; messages?: boolean; code?: {optimize?: boolean}} = {}): Ajv {
   // strict: false — unknown keywords such as x-gdpr-sensitive are annotations, not errors.
   // validateSchema: false — compile() checks the meta-schema itself, in linear time (schema-document.ts).
   const ajv = new Ajv({allErrors: true, strict: false, validateFormats: true, validateSchema: false, ...options})
