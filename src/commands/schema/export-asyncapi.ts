@@ -1,10 +1,11 @@
-import {writeFileSync} from 'node:fs'
+import {realpathSync, writeFileSync} from 'node:fs'
+import {resolve} from 'node:path'
 
 import {Flags} from '@oclif/core'
 
 import {BqCommand} from '../../lib/cli/base-command.js'
 import {sharedFlags} from '../../lib/cli/flags.js'
-import {UsageError, describeError} from '../../lib/errors.js'
+import {BqError, UsageError, describeError} from '../../lib/errors.js'
 import {escapeData, escapeProperty} from '../../lib/output/ci-escape.js'
 import {writeSchemaReport} from '../../lib/output/schema-report.js'
 import type {SchemaFormat} from '../../lib/output/schema-report.js'
@@ -15,6 +16,20 @@ export interface ExportResult {
   output?: string
   channels: number
   document?: Record<string, unknown>
+}
+
+/** An output that is one of the files read (registry.json, a schema) would be overwritten: refused. */
+function refuseOverwritingInput(output: string, inputs: string[]): void {
+  const real = (file: string) => {
+    try {
+      return realpathSync(file)
+    } catch {
+      return resolve(file)
+    }
+  }
+  const target = real(output)
+  const clash = inputs.find((input) => real(input.replace(/#.*$/, '')) === target)
+  if (clash !== undefined) throw new UsageError(`-o ${output} is an input of the export (${clash.replace(/#.*$/, '')}): refusing to overwrite it`)
 }
 
 export default class SchemaExportAsyncapi extends BqCommand {
@@ -41,8 +56,28 @@ Writes to stdout, or to -o FILE. With -o, --format github or junit reports the e
     const {readManifest} = await import('../../lib/schema/manifest.js')
     const {buildAsyncApi} = await import('../../lib/schema/asyncapi.js')
     const manifest = readManifest(flags.registry, {confined: true})
+    if (flags.output !== undefined) refuseOverwritingInput(flags.output, [manifest.path, ...manifest.entries.map((e) => e.schemaPath)])
+    for (const entry of manifest.entries) {
+      // AsyncAPI's Schema Object is an object: a boolean schema (or a list) has no place there.
+      if (typeof entry.schema !== 'object' || entry.schema === null || Array.isArray(entry.schema)) throw new UsageError(`${entry.urn} (${entry.schemaPath}): the schema is ${JSON.stringify(entry.schema)}, not an object; AsyncAPI cannot carry it`, 'registry')
+    }
+    // What bq's validator refuses (a type typo, a bad regex, minLength -1) makes an invalid catalog.
+    const {compile, newAjv} = await import('../../lib/schema/registry.js')
+    const ajv = newAjv()
+    for (const entry of manifest.entries) {
+      try {
+        compile(ajv, entry.schema, `${entry.urn} (${entry.schemaPath})`)
+      } catch (error) {
+        throw new BqError(`not exported: ${describeError(error)}`, {code: 'invalid-schema'})
+      }
+    }
     const document = buildAsyncApi(manifest, {title: flags.title, version: flags.version})
-    const text = `${JSON.stringify(document, null, 2)}\n`
+    let text: string
+    try {
+      text = `${JSON.stringify(document, null, 2)}\n`
+    } catch (error) {
+      throw new UsageError(`the AsyncAPI document for ${manifest.entries.length} URNs is too large to write: ${describeError(error)}`)
+    }
     const channels = manifest.entries.length
     if (flags.output !== undefined) {
       try {

@@ -97,7 +97,9 @@ export function checkRegistry(registryPath: string): RegistryCheck {
       return
     }
     if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) {
-      if (typeof schema !== 'boolean') problem('schema.not_object', 'a JSON Schema is an object (or true/false)', file, 1)
+      // true/false are JSON Schemas, but a data schema that accepts everything (or nothing) is a
+      // mistake, and AsyncAPI (export-asyncapi) cannot carry one.
+      problem('schema.not_object', `the schema is ${JSON.stringify(schema)}: a data schema is an object`, file, 1)
       return
     }
     const refs = refProblems(schema)
