@@ -1,6 +1,6 @@
 import {childPath} from '../envelope/validate.js'
 import type {FlatSchema} from './compat-flatten.js'
-import {deepEqual, isAnnotation} from './compat-flatten.js'
+import {isAnnotation} from './compat-flatten.js'
 import type {CompareContext, CompatFinding, JsonType, Located} from './compat-types.js'
 import {isSchemaObject} from './refs.js'
 
