@@ -3,6 +3,7 @@ import type {FlatSchema} from './compat-flatten.js'
 import {isAnnotation} from './compat-flatten.js'
 import type {CompareContext, CompatFinding, JsonType, Located} from './compat-types.js'
 import {isSchemaObject} from './refs.js'
+import {linearRegExp} from '../linear-regexp.js'
 
 /**
  * The keyword rules of `bq schema compat`, one function per kind of instance. Each asks: can a
@@ -379,7 +380,7 @@ const escape = (key: string) => key.replace(/~/g, '~0').replace(/\//g, '~1')
 
 function matches(source: string, name: string): boolean {
   try {
-    return new RegExp(source, 'u').test(name)
+    return linearRegExp(source, 'u').test(name)
   } catch {
     return false
   }

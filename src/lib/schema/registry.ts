@@ -3,6 +3,7 @@ import type {ErrorObject, ValidateFunction} from 'ajv'
 import addFormatsModule from 'ajv-formats'
 
 import {UsageError, describeError} from '../errors.js'
+import {UnsupportedPattern, ajvRegExp} from '../linear-regexp.js'
 import {readManifest} from './manifest.js'
 import {childPath} from '../envelope/validate.js'
 import type {Problem} from '../envelope/validate.js'
@@ -80,7 +81,8 @@ export class SchemaRegistry {
 export function newAjv(options: {addUsedSchema?: boolean; allErrors?: boolean; messages?: boolean; code?: {optimize?: boolean}} = {}): Ajv {
   // strict: false — unknown keywords such as x-gdpr-sensitive are annotations, not errors.
   // validateSchema: false — compile() checks the meta-schema itself, in linear time (schema-document.ts).
-  const ajv = new Ajv({allErrors: true, strict: false, validateFormats: true, validateSchema: false, ...options})
+  // code.regExp — `pattern` and `patternProperties` match in linear time (linear-regexp.ts).
+  const ajv = new Ajv({allErrors: true, strict: false, validateFormats: true, validateSchema: false, ...options, code: {...options.code, regExp: ajvRegExp}})
   const addFormats = (addFormatsModule as unknown as {default?: typeof addFormatsModule}).default ?? addFormatsModule
   ;(addFormats as unknown as (ajv: Ajv) => Ajv)(ajv)
   return ajv
@@ -94,6 +96,7 @@ export function compile(ajv: Ajv, schema: unknown, label: string): ValidateFunct
   try {
     return ajv.compile(schema as object)
   } catch (error) {
+    if (error instanceof UnsupportedPattern) throw new UsageError(`${label}: ${error.message}`, 'registry')
     throw new UsageError(`${label}: not a valid JSON Schema: ${describeError(error)}`, 'registry')
   }
 }
