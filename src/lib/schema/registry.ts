@@ -82,7 +82,9 @@ export function newAjv(options: {addUsedSchema?: boolean; allErrors?: boolean; m
   // strict: false — unknown keywords such as x-gdpr-sensitive are annotations, not errors.
   // validateSchema: false — compile() checks the meta-schema itself, in linear time (schema-document.ts).
   // code.regExp — `pattern` and `patternProperties` match in linear time (linear-regexp.ts).
-  const ajv = new Ajv({allErrors: true, strict: false, validateFormats: true, validateSchema: false, ...options, code: {...options.code, regExp: ajvRegExp}})
+  // BQ_BENCH_NATIVE_REGEXP=1 puts the backtracking engine back, for bench/regex only: never in use.
+  const regExp = process.env.BQ_BENCH_NATIVE_REGEXP === '1' ? {} : {regExp: ajvRegExp}
+  const ajv = new Ajv({allErrors: true, strict: false, validateFormats: true, validateSchema: false, ...options, code: {...options.code, ...regExp}})
   const addFormats = (addFormatsModule as unknown as {default?: typeof addFormatsModule}).default ?? addFormatsModule
   ;(addFormats as unknown as (ajv: Ajv) => Ajv)(ajv)
   return ajv
