@@ -94,7 +94,6 @@ describe('proving a schema compiles without compiling it', () => {
       return node
     }
     let refused = 0
-    // eslint-disable-next-line no-console
     const warn = console.warn
     console.warn = () => {}
     let checked = 0
