@@ -81,13 +81,13 @@ export function entryPath(registryPath: string, file: string): string | undefine
   // A symlink inside the folder that leads out of it is outside too: real paths are compared.
   let real: string
   try {
-    real = realpathSync(target)
+    real = realpathSync.native(target)
   } catch {
     return target
   }
   let realFolder: string
   try {
-    realFolder = realpathSync(folder)
+    realFolder = realpathSync.native(folder)
   } catch {
     realFolder = folder
   }
