@@ -36,7 +36,7 @@ export default class SchemaExportAsyncapi extends BqCommand {
   static override summary = 'Write the registry as an AsyncAPI 3.0 event catalog: a channel and message per URN.'
   static override description = `Each message's payload is the BabelQueue envelope (schema_version 1) whose data is the URN's schema (kept whole under components.schemas, x-gdpr-sensitive and every annotation included). A channel's address is its URN.
 
-Writes to stdout, or to -o FILE. With -o, --format github or junit reports the export for CI (a notice; a test case per URN). Exit status: 0, or 2 when the registry cannot be read (a missing or non-JSON schema, an entry outside the registry's folder).`
+Writes to stdout, or to -o FILE. With -o, --format github or junit reports the export for CI (a notice; a test case per URN). Nothing is written unless the document is valid under the AsyncAPI 3.0.0 JSON Schema. Exit status: 0, 1 when a schema or the document is invalid (named), or 2 when the registry cannot be read (a missing or non-JSON schema, an entry outside the registry's folder).`
   static override examples = [
     '<%= config.bin %> schema export-asyncapi --registry registry.json -o asyncapi.json',
     '<%= config.bin %> schema export-asyncapi -r registry.json --title "Orders events" --version 2.1.0',
@@ -72,6 +72,13 @@ Writes to stdout, or to -o FILE. With -o, --format github or junit reports the e
       }
     }
     const document = buildAsyncApi(manifest, {title: flags.title, version: flags.version})
+    // Nothing is written that is not an AsyncAPI 3.0.0 document (the JSON Schema's verdict).
+    const {asyncApiProblem} = await import('../../lib/schema/asyncapi-check.js')
+    const invalid = asyncApiProblem(document)
+    if (invalid !== undefined) {
+      const where = invalid.urn === undefined ? '' : `${invalid.urn} (${manifest.entries.find((e) => e.urn === invalid.urn)?.schemaPath ?? 'its schema'}): `
+      throw new BqError(`not exported: ${where}the document is not valid under the AsyncAPI 3.0.0 JSON Schema: ${invalid.pointer} ${invalid.message}`, {code: 'invalid-asyncapi'})
+    }
     let text: string
     try {
       text = `${JSON.stringify(document, null, 2)}\n`
