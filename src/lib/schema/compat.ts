@@ -45,7 +45,11 @@ export function compareSchemas(oldSchema: unknown, newSchema: unknown, options: 
     if (problem) throw new UsageError(`${side} schema: ${problem.message} (at ${problem.pointer})`, 'registry')
   }
   const comparison = new Comparison(oldSchema, newSchema)
-  comparison.compare({schema: oldSchema, pointer: ''}, {schema: newSchema, pointer: ''}, '$')
+  try {
+    comparison.compare({schema: oldSchema, pointer: ''}, {schema: newSchema, pointer: ''}, '$')
+  } finally {
+    comparison.release()
+  }
   const findings = dedupe(comparison.findings)
   let witness: {value: unknown} | undefined
   if ((options.witness ?? true) && findings.some((f) => f.severity !== 'warning')) {
@@ -208,6 +212,12 @@ class Comparison implements CompareContext {
     const rule = next.keywords.has('enum') ? (old.keywords.has('enum') ? 'enum.narrowed' : 'enum.added') : next.keywords.has('const') ? (old.keywords.has('const') ? 'const.changed' : 'const.added') : 'value.rejected'
     this.report({severity: 'breaking', rule, path, schemaPath: declared?.pointer ?? next.origin.pointer ?? '', message: `${shown} ${rejected.length === 1 ? 'was' : 'were'} valid and ${rejected.length === 1 ? 'is' : 'are'} now rejected`})
     return true
+  }
+
+  /** The shared validator forgets this comparison's documents (and what it compiled from them). */
+  release(): void {
+    if (this.keys === undefined || this.keys.old === '') return
+    for (const key of [this.keys.old, this.keys.next]) sharedAjv().removeSchema(key)
   }
 
   private validator(side: 'old' | 'next', located: Located): ((value: unknown) => boolean) | undefined {
