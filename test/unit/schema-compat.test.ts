@@ -7,6 +7,7 @@ import assert from 'node:assert/strict'
 import {describe, test} from 'node:test'
 
 import {compareSchemas} from '../../src/lib/schema/compat.js'
+import {findWitness, validatorOf} from '../../src/lib/schema/compat-witness.js'
 import {newAjv} from '../../src/lib/schema/registry.js'
 import {nextUrn} from '../../src/lib/schema/compat-registry.js'
 import {BqError} from '../../src/lib/errors.js'
@@ -63,8 +64,9 @@ const cases: Case[] = [
   ['exclusiveMaximum loosened', {type: 'number', exclusiveMaximum: 5}, {type: 'number', exclusiveMaximum: 10}, null],
   ['multipleOf added', N, {type: 'number', multipleOf: 0.5}, 'multipleOf.added'],
   ['multipleOf changed to a non-divisor', {type: 'integer', multipleOf: 4}, {type: 'integer', multipleOf: 3}, 'multipleOf.changed'],
-  ['multipleOf changed to a divisor', {type: 'integer', multipleOf: 4}, {type: 'integer', multipleOf: 2}, null],
-  ['multipleOf 1 on integers', I, {type: 'integer', multipleOf: 1}, null],
+  ['multipleOf changed to a divisor (ajv rejects 2e21 / 2)', {type: 'integer', multipleOf: 4}, {type: 'integer', multipleOf: 2}, 'multipleOf.changed', 'unproven'],
+  ['multipleOf 1 on integers (ajv rejects 1e21)', I, {type: 'integer', multipleOf: 1}, 'multipleOf.added', 'unproven'],
+  ['multipleOf 1 on integers below 1e21', {type: 'integer', maximum: 1000}, {type: 'integer', maximum: 1000, multipleOf: 1}, 'multipleOf.added', 'unproven'],
   // arrays
   ['minItems raised', A({minItems: 1}), A({minItems: 2}), 'minItems.raised'],
   ['minItems lowered', A({minItems: 2}), A({minItems: 1}), null],
@@ -141,6 +143,54 @@ const cases: Case[] = [
   ['true where false was', false, true, null],
 ]
 
+const defs = (definitions: object, rest: object) => ({definitions, ...rest})
+
+/**
+ * Changes compat once called compatible, each with a value OLD accepts and NEW rejects under
+ * bq's validator: the verdict must be breaking, and the witness one such value.
+ */
+const witnessed: Array<[name: string, old: unknown, next: unknown]> = [
+  ['pattern "^$" added (rejects "a")', S, {type: 'string', pattern: '^$'}],
+  ['pattern "^.*$" added (rejects "a\\nb")', S, {type: 'string', pattern: '^.*$'}],
+  ['multipleOf 0.3 → 0.1 (0.3 / 0.1 is not an integer in floating point)', {type: 'number', multipleOf: 0.3}, {type: 'number', multipleOf: 0.1}],
+  ['multipleOf 1 added on integers (1e21)', I, {type: 'integer', multipleOf: 1}],
+  ['multipleOf 0.5 added on integers (1e21)', I, {type: 'integer', multipleOf: 0.5}],
+  ['format int32 added on integers (3000000000)', I, {type: 'integer', format: 'int32'}],
+  ['format int64 added on numbers', N, {type: 'number', format: 'int64'}],
+  ['oneOf: a $ref\'d branch widened into another branch', defs({a: {type: 'integer', minimum: 10}}, {oneOf: [{$ref: '#/definitions/a'}, {type: 'integer', maximum: 5}]}), defs({a: {type: 'integer', minimum: 0}}, {oneOf: [{$ref: '#/definitions/a'}, {type: 'integer', maximum: 5}]})],
+  ['not: the excluded definition widened', defs({d: {type: 'integer', minimum: 10}}, {not: {$ref: '#/definitions/d'}}), defs({d: {type: 'integer', minimum: 0}}, {not: {$ref: '#/definitions/d'}})],
+  ['if: the condition widened behind a $ref', defs({c: {properties: {a: {const: 1}}, required: ['a']}}, {type: 'object', if: {$ref: '#/definitions/c'}, then: {required: ['b']}}), defs({c: {required: ['a']}}, {type: 'object', if: {$ref: '#/definitions/c'}, then: {required: ['b']}})],
+  ['then: the consequence tightened behind a $ref', defs({t: {}}, {type: 'object', if: {required: ['a']}, then: {$ref: '#/definitions/t'}}), defs({t: {required: ['b']}}, {type: 'object', if: {required: ['a']}, then: {$ref: '#/definitions/t'}})],
+  ['oneOf with a branch repeated', {oneOf: [S, I]}, {oneOf: [S, I, S]}],
+  ['a closed object split into allOf branches', closed({a: S, b: S}), {allOf: [{type: 'object', properties: {a: S}, additionalProperties: false}, {properties: {b: S}}]}],
+  ['a $ref to a closed definition plus sibling properties', closed({a: S, b: S}), defs({c: closed({a: S})}, {$ref: '#/definitions/c', properties: {b: S}})],
+  ['properties moved into allOf, additionalProperties false left outside', closed({a: S}), {type: 'object', allOf: [{properties: {a: S}}], additionalProperties: false}],
+  ['additionalItems in another allOf branch than items (ignored there) brought beside them', {type: 'array', allOf: [{items: [S]}, {additionalItems: false}]}, A({items: [S], additionalItems: false})],
+  ['patternProperties rewritten (^a → ^a.*) and retyped, closed object', O({patternProperties: {'^a': S}, additionalProperties: false}), O({patternProperties: {'^a.*': I}, additionalProperties: false})],
+]
+
+describe('schema compat: witnessed breaks', () => {
+  const ajv = newAjv()
+  for (const [name, old, next] of witnessed) {
+    test(name, () => {
+      const result = compareSchemas(old, next)
+      assert.ok(result.breaking > 0, `expected breaking, got ${JSON.stringify(result.findings)}`)
+      assert.ok(result.witness, `expected a witness, got none (${JSON.stringify(result.findings)})`)
+      const value = result.witness.value
+      assert.ok(ajv.validate(old as object, value), `OLD rejects the witness ${JSON.stringify(value)}`)
+      assert.ok(!ajv.validate(next as object, value), `NEW accepts the witness ${JSON.stringify(value)}`)
+    })
+  }
+
+  test('an enum of 300,000 values compares in linear time', () => {
+    const values = Array.from({length: 300_000}, (_, i) => `v${i}`)
+    const started = performance.now()
+    const result = compareSchemas({type: 'string', enum: values}, {type: 'string', enum: [...values, 'extra']})
+    assert.equal(result.findings.length, 0)
+    assert.ok(performance.now() - started < 5000, `took ${Math.round(performance.now() - started)} ms`)
+  })
+})
+
 describe('schema compat rules', () => {
   for (const [name, old, next, expected, severity = 'breaking'] of cases) {
     test(`${expected === null ? 'compatible' : `${severity} ${expected}`}: ${name}`, () => {
@@ -196,11 +246,13 @@ describe('schema compat rules', () => {
 
 /**
  * Differential check against bq's validator: on seeded random schema pairs (NEW mostly a small
- * mutation of OLD), a "compatible" verdict (no finding at all) must never meet a probe value that
- * OLD accepts and NEW rejects. Seeded, so a failure reproduces.
+ * mutation of OLD; allOf, oneOf, not, if/then/else, patternProperties, $refs into definitions,
+ * number formats, floating-point multipleOf), a "compatible" verdict must never meet a value OLD
+ * accepts and NEW rejects: neither a fixed probe value nor one the witness search finds. Seeded,
+ * so a failure reproduces.
  */
 describe('schema compat agrees with the validator', () => {
-  test('no compatible verdict is contradicted by a probe value (1500 seeded pairs)', () => {
+  test('no compatible verdict has a witness (10,000 seeded pairs)', () => {
     let seed = 20261204
     const random = () => {
       seed = (seed + 0x6d2b79f5) | 0
@@ -214,23 +266,31 @@ describe('schema compat agrees with the validator', () => {
       type: () => (random() < 0.7 ? pick(types) : [...new Set([pick(types), pick(types)])]),
       enum: () => [...new Set([pick(['a', 'b', 1, 2, true, null]), pick(['a', 'c', 3, false])])],
       const: () => pick(['a', 1, true, null]),
-      minLength: () => pick([0, 1, 2]), maxLength: () => pick([1, 2, 5]), pattern: () => pick(['^a', '^b', 'x$']), format: () => pick(['email', 'uri']),
-      minimum: () => pick([0, 1, 2.5]), maximum: () => pick([5, 10]), exclusiveMinimum: () => pick([0, 1]), exclusiveMaximum: () => pick([5, 10]), multipleOf: () => pick([1, 2, 3, 0.5]),
+      minLength: () => pick([0, 1, 2]), maxLength: () => pick([1, 2, 5]), pattern: () => pick(['^a', '^b', 'x$', '^$', '^.*$', 'a']), format: () => pick(['email', 'uri', 'int32', 'int64', 'float', 'double']),
+      minimum: () => pick([0, 1, 2.5]), maximum: () => pick([5, 10]), exclusiveMinimum: () => pick([0, 1]), exclusiveMaximum: () => pick([5, 10]), multipleOf: () => pick([1, 2, 3, 0.5, 0.1, 0.3]),
       minItems: () => pick([0, 1, 2]), maxItems: () => pick([1, 3]), uniqueItems: () => pick([true, false]), minProperties: () => pick([0, 1]), maxProperties: () => pick([1, 3]),
       items: (d) => (random() < 0.2 ? [schema(d), schema(d)] : schema(d)), additionalItems: (d) => schema(d), contains: (d) => schema(d),
       properties: (d) => ({a: schema(d), ...(random() < 0.5 ? {b: schema(d)} : {})}), required: () => pick([['a'], ['b'], ['a', 'b']]),
-      additionalProperties: (d) => schema(d), patternProperties: (d) => ({'^x': schema(d)}), propertyNames: (d) => schema(d), dependencies: (d) => ({a: random() < 0.5 ? ['b'] : schema(d)}),
-      allOf: (d) => [schema(d)], anyOf: (d) => [schema(d), schema(d)], oneOf: (d) => [schema(d), schema(d)], not: (d) => schema(d), if: (d) => schema(d), then: (d) => schema(d),
+      additionalProperties: (d) => schema(d), patternProperties: (d) => (random() < 0.5 ? {'^x': schema(d)} : {[pick(['^a', '^a.*', 'b', '^x'])]: schema(d)}), propertyNames: (d) => schema(d), dependencies: (d) => ({a: random() < 0.5 ? ['b'] : schema(d)}),
+      allOf: (d) => (random() < 0.5 ? [schema(d)] : [schema(d), schema(d)]), anyOf: (d) => [schema(d), schema(d)], oneOf: (d) => (random() < 0.7 ? [schema(d), schema(d)] : [schema(d), schema(d), schema(d)]), not: (d) => schema(d),
+      if: (d) => schema(d), then: (d) => schema(d), else: (d) => schema(d), $ref: () => pick(['#/definitions/p', '#/definitions/q']),
     }
     const keywords = Object.keys(gen)
     function schema(depth: number): unknown {
-      if (depth <= 0 || random() < 0.15) return pick([true, false, {}, {type: pick(types)}])
+      if (depth <= 0 || random() < 0.15) return pick([true, false, {}, {type: pick(types)}, {$ref: '#/definitions/p'}])
       const node: Record<string, unknown> = {}
       for (let i = 0, n = 1 + Math.floor(random() * 3); i < n; i++) {
         const keyword = pick(keywords)
         node[keyword] = gen[keyword](depth - 1)
       }
       return node
+    }
+    // Definitions are leaves (no $ref inside), so no pair has a $ref cycle.
+    const definition = (): unknown => pick([{type: pick(types)}, {type: 'integer', minimum: pick([0, 10])}, {type: 'string', pattern: pick(['^a', '^$'])}, {required: ['a']}, {properties: {a: {type: pick(types)}}, additionalProperties: false}, {type: 'number', multipleOf: pick([0.1, 0.3, 1])}])
+    function document(): Record<string, unknown> {
+      const root = schema(2)
+      const node = typeof root === 'object' && root !== null ? (root as Record<string, unknown>) : {allOf: [root]}
+      return {...node, definitions: {p: definition(), q: definition()}}
     }
     function mutate(node: unknown): unknown {
       if (typeof node !== 'object' || node === null || random() < 0.3) return schema(2)
@@ -241,31 +301,37 @@ describe('schema compat agrees with the validator', () => {
         copy[keyword] = gen[keyword](1)
       } else {
         const key = pick(keys)
-        if (random() < 0.3) delete copy[key]
+        if (key === 'definitions') copy.definitions = {...(copy.definitions as object), [pick(['p', 'q'])]: definition()}
+        else if (random() < 0.3) delete copy[key]
+        else if (typeof copy[key] === 'object' && copy[key] !== null && !Array.isArray(copy[key]) && random() < 0.5) copy[key] = mutate(copy[key])
         else copy[key] = gen[key]?.(1) ?? copy[key]
       }
       return copy
     }
-    const probes = [null, true, false, 0, 1, 2, 3, 2.5, -1, 10, 'a', 'b', 'ab', 'x', '', [], [1], ['a', 'a'], [1, 'a'], {}, {a: 1}, {a: 'a'}, {b: 1}, {a: 1, b: 2}, {x1: 1}, {a: [], b: {}}]
-    const ajv = newAjv()
+    const probes = [null, true, false, 0, 1, 2, 3, 2.5, 0.3, -1, 10, 3000000000, 1e21, 'a', 'b', 'ab', 'x', '', 'a\nb', [], [1], ['a', 'a'], [1, 'a'], {}, {a: 1}, {a: 'a'}, {b: 1}, {a: 1, b: 2}, {x1: 1}, {ab: 'a'}, {a: [], b: {}}]
     let compatible = 0
-    for (let i = 0; i < 1500; i++) {
-      const old = schema(3) as Record<string, unknown>
-      const next = (random() < 0.3 ? schema(3) : mutate(structuredClone(old))) as Record<string, unknown>
-      let findings
+    const started = performance.now()
+    for (let i = 0; i < 10_000; i++) {
+      const old = document()
+      const next = (random() < 0.2 ? document() : {...(mutate(structuredClone(old)) as object), definitions: random() < 0.3 ? {p: definition(), q: definition()} : structuredClone(old.definitions)}) as Record<string, unknown>
+      let result
       try {
-        findings = compareSchemas(old, next).findings
+        result = compareSchemas(old, next, {witness: false})
       } catch (error) {
         assert.ok(error instanceof BqError, `compat threw ${String(error)} on ${JSON.stringify(old)} → ${JSON.stringify(next)}`)
         continue
       }
-      if (findings.length > 0) continue
+      if (result.findings.length > 0) continue
       compatible++
-      const [acceptsOld, acceptsNew] = [ajv.compile(old as object), ajv.compile(next as object)]
+      const [acceptsOld, acceptsNew] = [validatorOf(old), validatorOf(next)]
+      if (acceptsOld === undefined || acceptsNew === undefined) continue
       for (const value of probes) {
         assert.ok(!acceptsOld(value) || acceptsNew(value), `compatible, yet ${JSON.stringify(value)} breaks: ${JSON.stringify(old)} → ${JSON.stringify(next)}`)
       }
+      const witness = findWitness(old, next, {tries: 60, seed: i})
+      assert.equal(witness, undefined, `compatible, yet the witness ${JSON.stringify(witness?.value)} breaks: ${JSON.stringify(old)} → ${JSON.stringify(next)}`)
     }
-    assert.ok(compatible > 100, `only ${compatible} compatible pairs were checked`)
+    assert.ok(compatible > 500, `only ${compatible} compatible pairs were checked`)
+    assert.ok(performance.now() - started < 60_000)
   })
 })

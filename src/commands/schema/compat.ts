@@ -23,6 +23,8 @@ export interface CompatJson {
   against?: string
   urns?: UrnJson[]
   sample?: SampleResult
+  /** A value OLD accepts and NEW rejects (bq's validator), for a breaking or unproven change. */
+  witness?: {value: unknown}
 }
 
 export default class SchemaCompat extends BqCommand {
@@ -86,10 +88,10 @@ Exit status: 0 compatible, 1 breaking (or --strict and anything unproven), 7 not
       const sample = sampling && (await sampling.checkSample(flags.sample!, (urn) => (flags.urn === undefined || urn === flags.urn ? {old: old.value, next: next.value} : undefined)))
       const counts = {breaking: compat.breaking, unproven: compat.unproven, warnings: compat.warnings}
       const verdict = report.verdictOf(counts, sample)
-      result = {verdict, ...counts, old: shown(args.old!), new: shown(args.new!), findings, ...(sample ? {sample} : {})}
+      result = {verdict, ...counts, old: shown(args.old!), new: shown(args.new!), findings, ...(compat.witness ? {witness: compat.witness} : {}), ...(sample ? {sample} : {})}
       const cases: SchemaCase[] = [{name: `${shown(args.old!)} → ${shown(args.new!)}`, file: shown(args.new!), issues: findings.map((f) => report.issueOf(f, flags.strict))}]
       if (sample) cases.push(report.sampleCase(sample))
-      schemaReport = {command: 'bq schema compat', cases, summary: report.summaryLine(verdict, counts, sample ? `; sample: ${sample.regressions} of ${sample.checked} broken` : '')}
+      schemaReport = {command: 'bq schema compat', cases, summary: report.summaryLine(verdict, counts, `${compat.witness ? `; witness: ${report.witnessText(compat.witness.value)} is valid under OLD and rejected by NEW` : ''}${sample ? `; sample: ${sample.regressions} of ${sample.checked} broken` : ''}`)}
     }
     if (!this.jsonEnabled()) {
       const out = new OutputWriter()

@@ -1,10 +1,11 @@
-import {writeFileSync} from 'node:fs'
+import {realpathSync, writeFileSync} from 'node:fs'
+import {resolve} from 'node:path'
 
 import {Flags} from '@oclif/core'
 
 import {BqCommand} from '../../lib/cli/base-command.js'
 import {sharedFlags} from '../../lib/cli/flags.js'
-import {UsageError, describeError} from '../../lib/errors.js'
+import {BqError, UsageError, describeError} from '../../lib/errors.js'
 import {escapeData, escapeProperty} from '../../lib/output/ci-escape.js'
 import {writeSchemaReport} from '../../lib/output/schema-report.js'
 import type {SchemaFormat} from '../../lib/output/schema-report.js'
@@ -17,11 +18,25 @@ export interface ExportResult {
   document?: Record<string, unknown>
 }
 
+/** An output that is one of the files read (registry.json, a schema) would be overwritten: refused. */
+function refuseOverwritingInput(output: string, inputs: string[]): void {
+  const real = (file: string) => {
+    try {
+      return realpathSync(file)
+    } catch {
+      return resolve(file)
+    }
+  }
+  const target = real(output)
+  const clash = inputs.find((input) => real(input.replace(/#.*$/, '')) === target)
+  if (clash !== undefined) throw new UsageError(`-o ${output} is an input of the export (${clash.replace(/#.*$/, '')}): refusing to overwrite it`)
+}
+
 export default class SchemaExportAsyncapi extends BqCommand {
   static override summary = 'Write the registry as an AsyncAPI 3.0 event catalog: a channel and message per URN.'
   static override description = `Each message's payload is the BabelQueue envelope (schema_version 1) whose data is the URN's schema (kept whole under components.schemas, x-gdpr-sensitive and every annotation included). A channel's address is its URN.
 
-Writes to stdout, or to -o FILE. With -o, --format github or junit reports the export for CI (a notice; a test case per URN). Exit status: 0, or 2 when the registry cannot be read (a missing or non-JSON schema, an entry outside the registry's folder).`
+Writes to stdout, or to -o FILE. With -o, --format github or junit reports the export for CI (a notice; a test case per URN). Nothing is written unless the document is valid under the AsyncAPI 3.0.0 JSON Schema. Exit status: 0, 1 when a schema or the document is invalid (named), or 2 when the registry cannot be read (a missing or non-JSON schema, an entry outside the registry's folder).`
   static override examples = [
     '<%= config.bin %> schema export-asyncapi --registry registry.json -o asyncapi.json',
     '<%= config.bin %> schema export-asyncapi -r registry.json --title "Orders events" --version 2.1.0',
@@ -41,8 +56,35 @@ Writes to stdout, or to -o FILE. With -o, --format github or junit reports the e
     const {readManifest} = await import('../../lib/schema/manifest.js')
     const {buildAsyncApi} = await import('../../lib/schema/asyncapi.js')
     const manifest = readManifest(flags.registry, {confined: true})
+    if (flags.output !== undefined) refuseOverwritingInput(flags.output, [manifest.path, ...manifest.entries.map((e) => e.schemaPath)])
+    for (const entry of manifest.entries) {
+      // AsyncAPI's Schema Object is an object: a boolean schema (or a list) has no place there.
+      if (typeof entry.schema !== 'object' || entry.schema === null || Array.isArray(entry.schema)) throw new UsageError(`${entry.urn} (${entry.schemaPath}): the schema is ${JSON.stringify(entry.schema)}, not an object; AsyncAPI cannot carry it`, 'registry')
+    }
+    // What bq's validator refuses (a type typo, a bad regex, minLength -1) makes an invalid catalog.
+    const {compile, newAjv} = await import('../../lib/schema/registry.js')
+    const ajv = newAjv()
+    for (const entry of manifest.entries) {
+      try {
+        compile(ajv, entry.schema, `${entry.urn} (${entry.schemaPath})`)
+      } catch (error) {
+        throw new BqError(`not exported: ${describeError(error)}`, {code: 'invalid-schema'})
+      }
+    }
     const document = buildAsyncApi(manifest, {title: flags.title, version: flags.version})
-    const text = `${JSON.stringify(document, null, 2)}\n`
+    // Nothing is written that is not an AsyncAPI 3.0.0 document (the JSON Schema's verdict).
+    const {asyncApiProblem} = await import('../../lib/schema/asyncapi-check.js')
+    const invalid = asyncApiProblem(document)
+    if (invalid !== undefined) {
+      const where = invalid.urn === undefined ? '' : `${invalid.urn} (${manifest.entries.find((e) => e.urn === invalid.urn)?.schemaPath ?? 'its schema'}): `
+      throw new BqError(`not exported: ${where}the document is not valid under the AsyncAPI 3.0.0 JSON Schema: ${invalid.pointer} ${invalid.message}`, {code: 'invalid-asyncapi'})
+    }
+    let text: string
+    try {
+      text = `${JSON.stringify(document, null, 2)}\n`
+    } catch (error) {
+      throw new UsageError(`the AsyncAPI document for ${manifest.entries.length} URNs is too large to write: ${describeError(error)}`)
+    }
     const channels = manifest.entries.length
     if (flags.output !== undefined) {
       try {

@@ -2,7 +2,7 @@ import {Flags} from '@oclif/core'
 
 import {BqCommand} from '../../lib/cli/base-command.js'
 import {sharedFlags} from '../../lib/cli/flags.js'
-import {InvalidInputError, UsageError} from '../../lib/errors.js'
+import {BqError, InvalidInputError, UsageError} from '../../lib/errors.js'
 import {writeSchemaReport} from '../../lib/output/schema-report.js'
 import type {SchemaCase, SchemaFormat} from '../../lib/output/schema-report.js'
 import {OutputWriter} from '../../lib/output/writer.js'
@@ -29,7 +29,7 @@ export default class SchemaGdpr extends BqCommand {
 
 --require fails (exit 1) when a property whose name looks like personal data (email, phone, first_name, address, postcode, ip_address, date_of_birth, iban, card, … ; docs/schema-governance.md lists them) is neither annotated nor inside an annotated value. registry.json can add names ("gdpr": {"personal_data_names": [...]}) or take built-in ones off ("not_personal_data_names"); "x-gdpr-sensitive": false marks a property reviewed as not personal.
 
---mask FILE prints the envelope in FILE with its sensitive data values replaced by "[masked:<category>]", exactly as bq peek masks them (one-way, for logs; not encryption).`
+--mask FILE prints the envelope in FILE with its sensitive data values replaced by "[masked:<category>]", exactly as bq peek masks them (one-way, for logs; not encryption). It fails closed: an envelope whose URN has no schema, or bare data, is refused (exit 1) unless --urn names the schema to mask with or --allow-unmasked says to print it as it is.`
   static override examples = [
     '<%= config.bin %> schema gdpr --registry registry.json',
     '<%= config.bin %> schema gdpr -r registry.json --require --format github',
@@ -39,13 +39,15 @@ export default class SchemaGdpr extends BqCommand {
     registry: sharedFlags.registry,
     require: Flags.boolean({description: 'fail when a property named like personal data is not annotated x-gdpr-sensitive', exclusive: ['mask']}),
     mask: Flags.string({description: 'print this envelope file (or - for stdin) with its sensitive fields masked'}),
+    urn: Flags.string({description: 'with --mask: mask with this URN\'s schema (the file\'s own URN has none, or the file is bare data)', dependsOn: ['mask']}),
+    'allow-unmasked': Flags.boolean({description: 'with --mask: print data whose schema is not found as it is, instead of refusing it', dependsOn: ['mask']}),
     format: sharedFlags.ciFormat,
   }
 
   async run(): Promise<GdprResult> {
     const {flags} = await this.parse(SchemaGdpr)
     if (flags.registry === undefined) throw new UsageError('--registry is required (the registry.json whose schemas declare the personal data)')
-    if (flags.mask !== undefined) return this.mask(flags.registry, flags.mask)
+    if (flags.mask !== undefined) return this.mask(flags.registry, flags.mask, flags.urn, flags['allow-unmasked'])
     const {readManifest} = await import('../../lib/schema/manifest.js')
     const {inventory, nameRulesOf, unannotated} = await import('../../lib/schema/gdpr.js')
     const {PersonalNameMatcher} = await import('../../lib/schema/personal-data-names.js')
@@ -85,7 +87,7 @@ export default class SchemaGdpr extends BqCommand {
   }
 
   /** The same masking peek applies (ops/mask.ts), on one envelope file. */
-  private async mask(registryPath: string, file: string): Promise<GdprResult> {
+  private async mask(registryPath: string, file: string, urnFlag: string | undefined, allowUnmasked: boolean): Promise<GdprResult> {
     const {SchemaRegistry} = await import('../../lib/schema/registry.js')
     const {Masker} = await import('../../lib/ops/mask.js')
     const {decode, EnvelopeDecodeError} = await import('../../lib/envelope/envelope.js')
@@ -106,9 +108,18 @@ export default class SchemaGdpr extends BqCommand {
       if (error instanceof EnvelopeDecodeError) throw new UsageError(`--mask ${file}: ${error.message} (expected one JSON envelope)`)
       throw error
     }
-    const masked = new Masker(registry).mask(envelope)
+    // Fails closed: without the schema, which fields are personal data is unknown.
+    const bare = envelope.urn === undefined || envelope.node('data') === undefined
+    const urn = urnFlag ?? envelope.urn
+    if (urnFlag !== undefined && !registry.has(urnFlag)) throw new UsageError(`--urn ${urnFlag}: no schema for it in ${registryPath}`)
+    if (urn === undefined || !registry.has(urn) || (bare && urnFlag === undefined)) {
+      const why = bare && urnFlag === undefined ? 'is not an envelope with a URN and data' : `has URN ${urn}, which has no schema in ${registryPath}`
+      if (!allowUnmasked) throw new BqError(`--mask ${file} ${why}: its personal data cannot be found, so it is not printed (name the schema with --urn, or print it unmasked with --allow-unmasked)`, {code: 'unmaskable'})
+      process.stderr.write(`bq: warning: --mask ${file} ${why}: printed unmasked (--allow-unmasked)\n`)
+    }
+    const masked = urn === undefined || !registry.has(urn) ? undefined : new Masker(registry).mask(envelope, {urn, bare})
     const text = masked?.text ?? envelope.text
     if (!this.jsonEnabled()) process.stdout.write(text.endsWith('\n') ? text : `${text}\n`)
-    return {registry: registryPath, masked: {urn: envelope.urn, fields: masked?.fields ?? [], envelope: JSON.parse(text)}}
+    return {registry: registryPath, masked: {urn, fields: masked?.fields ?? [], envelope: JSON.parse(text)}}
   }
 }

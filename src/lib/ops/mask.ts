@@ -22,9 +22,10 @@ export class Masker {
   constructor(private readonly registry: SchemaRegistry) {}
 
   /** The envelope with its sensitive fields masked; undefined when it has none to mask. */
-  mask(envelope: Envelope): MaskedEnvelope | undefined {
-    const urn = envelope.urn
-    const data = envelope.node('data')
+  mask(envelope: Envelope, as: {urn?: string; bare?: boolean} = {}): MaskedEnvelope | undefined {
+    // `bare`: the whole document is the data (bq schema gdpr --mask --urn on data without an envelope).
+    const urn = as.urn ?? envelope.urn
+    const data = as.bare ? envelope.root : envelope.node('data')
     if (urn === undefined || data === undefined) return undefined
     const paths = this.registry.sensitivePaths(urn)
     if (paths.length === 0) return undefined

@@ -3,6 +3,7 @@ import type {MessageView} from './message-view.js'
 import type {Selector} from './selector.js'
 import {parseTimeWindow, windowSelector} from './time-window.js'
 import type {TimeBasis} from './time-window.js'
+import {UnsupportedPattern, linearRegExp} from '../linear-regexp.js'
 
 /**
  * Message selection shared by every command that picks messages (peek, dlq inspect, redrive,
@@ -66,13 +67,15 @@ export function parseSelector(text: string): Selector {
   if (!match) throw new UsageError(`--select "${text}": expected KEY=GLOB or KEY~REGEX (keys: ${SELECT_KEYS.join(', ')})`)
   const [, key, operator, pattern] = match
   if (!(SELECT_KEYS as readonly string[]).includes(key)) throw new UsageError(`--select "${text}": unknown key "${key}" (keys: ${SELECT_KEYS.join(', ')})`)
-  let regex: RegExp
+  let regex: {test(value: string): boolean}
   if (operator === '=') {
     regex = globToRegExp(pattern)
   } else {
     try {
-      regex = new RegExp(pattern)
+      // Matched against message content: linear time, whatever the pattern (linear-regexp.ts).
+      regex = linearRegExp(pattern)
     } catch (error) {
+      if (error instanceof UnsupportedPattern) throw new UsageError(`--select "${text}": ${error.message}`)
       throw new UsageError(`--select "${text}": invalid regular expression: ${(error as Error).message}`)
     }
   }

@@ -5,14 +5,15 @@ import {UsageError, describeError} from '../errors.js'
 import {checkUrn, isUrn} from '../envelope/urn.js'
 import {entryPath, readJsonFile} from './manifest.js'
 import {refProblems} from './refs.js'
-import {compile, newAjv} from './registry.js'
+import {proveCompiles} from './compiles.js'
+import {newAjv} from './registry.js'
 import {SchemaLines, parseErrorLine} from './schema-lines.js'
 
 /**
  * `bq schema check`: the registry itself is sound. Unlike the other commands, which stop at the
  * first broken entry (exit 2), check reports every one: each entry's file exists inside the
  * registry's folder and parses, its URN is well-formed and unique, its `$ref`s resolve, and the
- * schema compiles under bq's validator.
+ * schema compiles under bq's validator (proven without generating its code: compiles.ts).
  */
 
 export interface CheckIssue {
@@ -47,6 +48,10 @@ export function checkRegistry(registryPath: string): RegistryCheck {
   const folder = dirname(absolute)
   const ajv = newAjv()
   const seen = new Map<string, number>()
+  // Root $ids (two schemas with one $id cannot both load), and the verdict for each schema text
+  // already proven (a registry often repeats a schema under several URNs).
+  const ids = new Map<string, number>()
+  const proven = new Map<string, string | undefined>()
   const entries: EntryCheck[] = []
   ;(list as unknown[]).forEach((item, index) => {
     const entry = (item ?? {}) as {urn?: unknown; schema?: unknown}
@@ -97,17 +102,34 @@ export function checkRegistry(registryPath: string): RegistryCheck {
       return
     }
     if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) {
-      if (typeof schema !== 'boolean') problem('schema.not_object', 'a JSON Schema is an object (or true/false)', file, 1)
+      // true/false are JSON Schemas, but a data schema that accepts everything (or nothing) is a
+      // mistake, and AsyncAPI (export-asyncapi) cannot carry one.
+      problem('schema.not_object', `the schema is ${JSON.stringify(schema)}: a data schema is an object`, file, 1)
       return
     }
     const refs = refProblems(schema)
     for (const ref of refs) problem(`ref.${ref.kind}`, ref.message, file, lines.lineOf(ref.pointer))
     if (refs.length > 0) return
-    try {
-      compile(ajv, schema, file)
-    } catch (error) {
-      problem('schema.invalid', describeError(error).replace(`${file}: `, ''), file, lines.lineOf(''))
+    const id = (schema as {$id?: unknown}).$id
+    if (typeof id === 'string') {
+      const key = id.replace(/#$/, '')
+      const first = ids.get(key)
+      if (first !== undefined) problem('schema.invalid', `$id ${JSON.stringify(id)} is also the $id of schemas[${first}]`, file, lines.lineOf('/$id'))
+      else ids.set(key, index)
+      if (first !== undefined) return
     }
+    const text = JSON.stringify(schema)
+    let reason: string | undefined
+    if (proven.has(text)) reason = proven.get(text)
+    else {
+      try {
+        proveCompiles(ajv, schema, file)
+      } catch (error) {
+        reason = describeError(error).replace(`${file}: `, '')
+      }
+      proven.set(text, reason)
+    }
+    if (reason !== undefined) problem('schema.invalid', reason, file, lines.lineOf(''))
   })
   const all = entries.flatMap((e) => e.issues)
   return {registry: registryFile, entries, errors: all.filter((i) => i.severity === 'error').length, warnings: all.filter((i) => i.severity === 'warning').length}

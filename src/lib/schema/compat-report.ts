@@ -59,6 +59,8 @@ export function sampleCase(sample: SampleResult): SchemaCase {
   return {name: `sample ${sample.source}`, file: sample.source, issues: sample.regressions > 0 ? issues : issues.map((i) => ({...i, severity: 'warning'})), note}
 }
 
+export {preview as witnessText} from './compat.js'
+
 export function summaryLine(verdict: Verdict, counts: {breaking: number; unproven: number; warnings: number}, extra = ''): string {
   const word = verdict === 'breaking' ? 'BREAKING' : verdict === 'unproven' ? 'cannot prove compatible' : 'compatible'
   return `${word} (${counts.breaking} breaking, ${counts.unproven} unproven, ${counts.warnings} warning${counts.warnings === 1 ? '' : 's'})${extra}`
@@ -70,6 +72,7 @@ export interface UrnJson {
   verdict: Verdict
   file?: string
   suggested_urn?: string
+  witness?: {value: unknown}
   findings: FindingJson[]
 }
 
@@ -77,7 +80,7 @@ export function registryCompatJson(compat: RegistryCompat): UrnJson[] {
   return compat.urns.map((u) => {
     const findings = u.result ? findingsJson(u.result, {old: {file: `${u.file} (at ${compat.against})`}, next: {file: u.file ?? compat.registry, text: u.text}}) : []
     const verdict: Verdict = u.status === 'removed' ? 'breaking' : u.result ? verdictOf(u.result) : 'compatible'
-    return {urn: u.urn, status: u.status, verdict, ...(u.file === undefined ? {} : {file: u.file}), ...(u.suggestedUrn === undefined ? {} : {suggested_urn: u.suggestedUrn}), findings}
+    return {urn: u.urn, status: u.status, verdict, ...(u.file === undefined ? {} : {file: u.file}), ...(u.suggestedUrn === undefined ? {} : {suggested_urn: u.suggestedUrn}), ...(u.result?.witness ? {witness: u.result.witness} : {}), findings}
   })
 }
 

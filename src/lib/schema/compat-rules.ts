@@ -1,8 +1,9 @@
 import {childPath} from '../envelope/validate.js'
 import type {FlatSchema} from './compat-flatten.js'
-import {deepEqual, isAnnotation} from './compat-flatten.js'
+import {isAnnotation} from './compat-flatten.js'
 import type {CompareContext, CompatFinding, JsonType, Located} from './compat-types.js'
 import {isSchemaObject} from './refs.js'
+import {linearRegExp} from '../linear-regexp.js'
 
 /**
  * The keyword rules of `bq schema compat`, one function per kind of instance. Each asks: can a
@@ -18,8 +19,8 @@ export interface RuleInput {
   path: string
   /** The instance types both schemas admit (type changes are reported before the rules run). */
   types: ReadonlySet<JsonType>
-  /** ajv's known formats: an unknown `format` is an annotation (ajv ignores it). */
-  knownFormat(name: string): boolean
+  /** The instance type ajv checks a format on ('string' or 'number'); undefined for a format ajv does not know (an annotation). */
+  formatType(name: string): 'string' | 'number' | undefined
 }
 
 const value = (flat: FlatSchema, key: string): unknown => flat.keywords.get(key)?.value
@@ -50,16 +51,26 @@ export function stringRules(input: RuleInput): void {
   countLimit(input, 'maxLength', 'max', 'characters')
   const np = value(next, 'pattern')
   const op = value(old, 'pattern')
-  if (typeof np === 'string' && np !== op && !/^\^?(\.\*)?\$?$/.test(np)) {
+  // Any pattern added is a constraint: even "^$" or "^.*$" (which rejects "a\nb") rejects strings.
+  if (typeof np === 'string' && np !== op) {
     if (op === undefined) ctx.report({severity: 'breaking', rule: 'pattern.added', path, schemaPath: where(next, 'pattern'), message: `pattern ${show(np)} added: strings that do not match it were valid and are now rejected`})
     else ctx.report({severity: 'unproven', rule: 'pattern.changed', path, schemaPath: where(next, 'pattern'), message: `pattern changed from ${show(op)} to ${show(np)}: cannot prove every string matching the old one matches the new one`})
   }
+}
+
+/** `format`, on the type ajv checks it on: strings (email, uri…) or numbers (int32, int64, float, double). */
+export function formatRule(input: RuleInput): void {
+  const {old, next, ctx, path, types} = input
   const nf = value(next, 'format')
   const of = value(old, 'format')
-  if (typeof nf === 'string' && nf !== of && input.knownFormat(nf)) {
-    if (typeof of !== 'string' || !input.knownFormat(of)) ctx.report({severity: 'breaking', rule: 'format.added', path, schemaPath: where(next, 'format'), message: `format ${show(nf)} added: strings that are not a ${nf} were valid and are now rejected`})
-    else ctx.report({severity: 'unproven', rule: 'format.changed', path, schemaPath: where(next, 'format'), message: `format changed from ${show(of)} to ${show(nf)}: cannot prove every ${of} is a ${nf}`})
-  }
+  if (typeof nf !== 'string' || nf === of) return
+  const checkedOn = input.formatType(nf)
+  if (checkedOn === undefined) return
+  const applies = checkedOn === 'string' ? types.has('string') : types.has('number') || types.has('integer')
+  if (!applies) return
+  const what = checkedOn === 'string' ? 'strings' : 'numbers'
+  if (typeof of !== 'string' || input.formatType(of) !== checkedOn) ctx.report({severity: 'breaking', rule: 'format.added', path, schemaPath: where(next, 'format'), message: `format ${show(nf)} added: ${what} that are not a ${nf} were valid and are now rejected`})
+  else ctx.report({severity: 'unproven', rule: 'format.changed', path, schemaPath: where(next, 'format'), message: `format changed from ${show(of)} to ${show(nf)}: cannot prove every ${of} is a ${nf}`})
 }
 
 interface Bound {
@@ -100,17 +111,34 @@ export function numberRules(input: RuleInput): void {
     const was = o === undefined ? `no ${side} bound` : `${o.keyword} ${o.value}`
     ctx.report({severity: 'breaking', rule: `${n.keyword}.${change}`, path, schemaPath: where(next, n.keyword), message: `${n.keyword} ${value(next, n.keyword)} (was ${was}): numbers ${side === 'lower' ? 'below' : 'above'} it that were valid are now rejected`})
   }
+  multipleOfRule(input, integersOnly)
+}
+
+/**
+ * multipleOf as ajv decides it: x / m must be an integer by floating-point division and parseInt,
+ * so 0.3 is not a multiple of 0.1 and 1e21 is not a multiple of 1. Only an unchanged multipleOf
+ * is proven; a changed one breaks when OLD's own step is rejected, and is unproven otherwise.
+ */
+function multipleOfRule(input: RuleInput, integersOnly: boolean): void {
+  const {old, next, ctx, path} = input
   const nm = num(next, 'multipleOf')
   if (nm === undefined || nm <= 0) return
-  const om = num(old, 'multipleOf') ?? (integersOnly ? 1 : undefined)
+  const om = num(old, 'multipleOf')
+  if (om === nm) return
+  const schemaPath = where(next, 'multipleOf')
   if (om === undefined) {
-    ctx.report({severity: 'breaking', rule: 'multipleOf.added', path, schemaPath: where(next, 'multipleOf'), message: `multipleOf ${nm} added: numbers that are not multiples of ${nm} were valid and are now rejected`})
+    if (integersOnly) ctx.report({severity: 'unproven', rule: 'multipleOf.added', path, schemaPath, message: `multipleOf ${nm} added on integers: the validator divides in floating point, and rejects large integers (1e21) even for multipleOf 1`})
+    else ctx.report({severity: 'breaking', rule: 'multipleOf.added', path, schemaPath, message: `multipleOf ${nm} added: numbers that are not multiples of ${nm} were valid and are now rejected`})
     return
   }
-  const ratio = om / nm
-  if (Math.abs(ratio - Math.round(ratio)) > 1e-9 * Math.max(1, Math.abs(ratio))) {
-    ctx.report({severity: 'breaking', rule: 'multipleOf.changed', path, schemaPath: where(next, 'multipleOf'), message: `multipleOf ${nm} (was ${om}): ${nm} does not divide ${om}, so some multiples of ${om} are now rejected`})
-  }
+  if (!ajvMultiple(om, nm)) ctx.report({severity: 'breaking', rule: 'multipleOf.changed', path, schemaPath, message: `multipleOf ${nm} (was ${om}): ${om} was valid and is not a multiple of ${nm} for the validator`})
+  else ctx.report({severity: 'unproven', rule: 'multipleOf.changed', path, schemaPath, message: `multipleOf ${nm} (was ${om}): the validator divides in floating point, so a multiple of ${om} is not proven a multiple of ${nm}`})
+}
+
+/** ajv's multipleOf test (vocabularies/validation/multipleOf.js, no multipleOfPrecision). */
+export const ajvMultiple = (x: number, m: number): boolean => {
+  const q = x / m
+  return q === Number.parseInt(String(q), 10)
 }
 
 /** The schema of array position `i` (a tuple's item, its additionalItems, or the one items schema). */
@@ -203,12 +231,23 @@ export function objectRules(input: RuleInput): void {
   const newPatternsAt = next.keywords.get('patternProperties')?.pointer ?? null
   const oldPatternsAt = old.keywords.get('patternProperties')?.pointer ?? null
   const others = `${path}.*`
-  for (const [source, schema] of Object.entries(newPatterns)) {
-    const before: Located = Object.hasOwn(oldPatterns, source) ? {schema: oldPatterns[source], pointer: oldPatternsAt && `${oldPatternsAt}/${escape(source)}`} : additional(old)
-    ctx.compare(before, {schema, pointer: newPatternsAt && `${newPatternsAt}/${escape(source)}`}, others, {falseRule: 'patternProperties.closed'})
+  const oldAt = (source: string): Located => ({schema: oldPatterns[source], pointer: oldPatternsAt && `${oldPatternsAt}/${escape(source)}`})
+  const newAt = (source: string): Located => ({schema: newPatterns[source], pointer: newPatternsAt && `${newPatternsAt}/${escape(source)}`})
+  // Which names a rewritten pattern shares with the others is not computed: when both sides have
+  // patterns and their sources differ, each pairing that may apply is compared, and a finding
+  // from it is unproven (the names concerned may not exist).
+  const rewritten = Object.keys(oldPatterns).length > 0 && Object.keys(newPatterns).length > 0 && !sameKeys(oldPatterns, newPatterns)
+  for (const source of Object.keys(newPatterns)) {
+    if (Object.hasOwn(oldPatterns, source)) {
+      ctx.compare(oldAt(source), newAt(source), others, {falseRule: 'patternProperties.closed'})
+      continue
+    }
+    ctx.compare(additional(old), newAt(source), others, {falseRule: 'patternProperties.closed', unproven: rewritten})
+    if (rewritten) for (const was of Object.keys(oldPatterns)) ctx.compare(oldAt(was), newAt(source), others, {falseRule: 'patternProperties.closed', unproven: true})
   }
-  for (const [source, schema] of Object.entries(oldPatterns)) {
-    if (!Object.hasOwn(newPatterns, source)) ctx.compare({schema, pointer: oldPatternsAt && `${oldPatternsAt}/${escape(source)}`}, additional(next), others, {falseRule: 'additionalProperties.closed'})
+  for (const source of Object.keys(oldPatterns)) {
+    if (Object.hasOwn(newPatterns, source)) continue
+    ctx.compare(oldAt(source), additional(next), others, {falseRule: 'additionalProperties.closed', unproven: rewritten})
   }
   ctx.compare(additional(old), additional(next), others, {falseRule: 'additionalProperties.closed'})
   countLimit(input, 'minProperties', 'min', 'properties')
@@ -271,12 +310,13 @@ export function combinatorRules(input: RuleInput): void {
           ctx.report({severity: 'breaking', rule: `${keyword}.branch-removed`, path, side: 'old', schemaPath: branch.pointer ?? '', message: `${keyword} branch ${i} removed and no remaining branch accepts what it accepted`})
         }
       })
-      if (keyword === 'oneOf') {
-        // oneOf wants exactly one match: a new or widened branch must not overlap another one.
+      if (keyword === 'oneOf' && !ctx.same(before.value, after.value)) {
+        // oneOf wants exactly one match: once the list changed (a branch added, widened, repeated,
+        // or a $ref'd definition behind one changed), overlapping branches are not proven apart.
         branches.forEach((branch, j) => {
-          if (oldBranches.some((o) => deepEqual(o.schema, branch.schema)) || !overlapsOthers(ctx, branches, j)) return
-          const rule = matched.has(j) ? 'oneOf.branch-widened' : 'oneOf.branch-added'
-          ctx.report({severity: 'unproven', rule, path, schemaPath: branch.pointer ?? '', message: `oneOf branch ${j} ${matched.has(j) ? 'widened' : 'added'}: it may overlap another branch, and a value matching two branches is rejected`})
+          if (!overlapsOthers(ctx, branches, j)) return
+          const rule = !matched.has(j) ? 'oneOf.branch-added' : oldBranches.some((o, i) => i === j && ctx.same(o.schema, branch.schema)) ? 'oneOf.branch-overlaps' : 'oneOf.branch-widened'
+          ctx.report({severity: 'unproven', rule, path, schemaPath: branch.pointer ?? '', message: `oneOf branch ${j} ${rule === 'oneOf.branch-added' ? 'added' : rule === 'oneOf.branch-widened' ? 'widened' : 'kept'}: it may overlap another branch, and a value matching two branches is rejected`})
         })
       }
       continue
@@ -295,7 +335,7 @@ export function combinatorRules(input: RuleInput): void {
     }
   }
   notRule(input)
-  const conditional = ['if', 'then', 'else'].filter((k) => next.keywords.has(k) && !deepEqual(value(old, k), value(next, k)))
+  const conditional = ['if', 'then', 'else'].filter((k) => next.keywords.has(k) && !ctx.same(value(old, k), value(next, k)))
   if (conditional.length > 0 && next.keywords.has('if')) {
     ctx.report({severity: 'unproven', rule: 'if.changed', path, schemaPath: where(next, conditional[0]), message: `${conditional.join('/')} added or changed: conditional schemas are not compared`})
   }
@@ -319,7 +359,7 @@ function notRule({old, next, ctx, path, types}: RuleInput): void {
   if (after === undefined) return
   const before = old.keywords.get('not')
   if (before !== undefined) {
-    if (deepEqual(before.value, after.value)) return
+    if (ctx.same(before.value, after.value)) return
     // OLD excludes B, NEW excludes A: fine when everything A matches, B matched too (A ⊆ B).
     if (ctx.probeReversed({schema: after.value, pointer: after.pointer}, {schema: before.value, pointer: before.pointer}).length === 0) return
     ctx.report({severity: 'unproven', rule: 'not.changed', path, schemaPath: where(next, 'not'), message: 'not changed: cannot prove the new excluded values were excluded before'})
@@ -335,11 +375,12 @@ function notRule({old, next, ctx, path, types}: RuleInput): void {
 const isTrivial = (schema: unknown): boolean => schema === true || (isSchemaObject(schema) && Object.keys(schema).every(isAnnotation))
 const stringList = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [])
 const objectOf = (v: unknown): Record<string, unknown> => (isSchemaObject(v) ? v : {})
+const sameKeys = (a: object, b: object): boolean => Object.keys(a).length === Object.keys(b).length && Object.keys(a).every((k) => Object.hasOwn(b, k))
 const escape = (key: string) => key.replace(/~/g, '~0').replace(/\//g, '~1')
 
 function matches(source: string, name: string): boolean {
   try {
-    return new RegExp(source, 'u').test(name)
+    return linearRegExp(source, 'u').test(name)
   } catch {
     return false
   }

@@ -39,6 +39,8 @@ export interface CompareContext {
   /** The instance types a schema can accept (all of them when it says nothing). */
   typesOf(schema: Located, side: 'old' | 'new'): ReadonlySet<JsonType>
   report(finding: Omit<CompatFinding, 'side'> & {side?: 'old' | 'new'}): void
+  /** Whether a value of OLD's document and one of NEW's are the same schema, $refs followed. */
+  same(oldValue: unknown, newValue: unknown): boolean
 }
 
 export interface SubCompare {
@@ -46,4 +48,6 @@ export interface SubCompare {
   domain?: ReadonlySet<JsonType>
   /** The rule to name when NEW is `false` where OLD was not (`property.removed`). */
   falseRule?: string
+  /** What this comparison finds is not proven to break (the data it concerns may not exist). */
+  unproven?: boolean
 }

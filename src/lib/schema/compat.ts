@@ -1,14 +1,16 @@
 import type {Ajv, ValidateFunction} from 'ajv'
 
 import {UsageError} from '../errors.js'
-import {flatten, deepEqual} from './compat-flatten.js'
+import {flatten, deepEqual, sameSchema} from './compat-flatten.js'
 import type {FlatSchema} from './compat-flatten.js'
-import {arrayRules, combinatorRules, numberRules, objectRules, stringRules} from './compat-rules.js'
+import {arrayRules, combinatorRules, formatRule, numberRules, objectRules, stringRules} from './compat-rules.js'
 import type {RuleInput} from './compat-rules.js'
 import {JSON_TYPES} from './compat-types.js'
 import type {CompareContext, CompatFinding, JsonType, Located, SubCompare} from './compat-types.js'
+import {findWitness} from './compat-witness.js'
 import {refProblems} from './refs.js'
-import {newAjv, requireSupportedDraft} from './registry.js'
+import {newAjv} from './registry.js'
+import {canonical, metaSchemaProblem, requireShallow, requireSupportedDraft} from './schema-document.js'
 
 /**
  * `bq schema compat`: every way data valid under OLD could be rejected by NEW. The comparison
@@ -19,28 +21,46 @@ import {newAjv, requireSupportedDraft} from './registry.js'
 
 export interface CompatResult {
   findings: CompatFinding[]
+  /** A value OLD accepts and NEW rejects (checked with bq's validator), when one was found. */
+  witness?: {value: unknown}
   breaking: number
   unproven: number
   warnings: number
 }
 
-export function compareSchemas(oldSchema: unknown, newSchema: unknown): CompatResult {
+export interface CompareOptions {
+  /** Search a witness for a breaking or unproven verdict (default true). */
+  witness?: boolean
+}
+
+export function compareSchemas(oldSchema: unknown, newSchema: unknown, options: CompareOptions = {}): CompatResult {
   for (const [side, root] of [['old', oldSchema], ['new', newSchema]] as const) {
     if (typeof root !== 'boolean' && (typeof root !== 'object' || root === null || Array.isArray(root))) throw new UsageError(`${side} schema is not a JSON Schema (an object, or true/false)`, 'registry')
+    requireShallow(root, `${side} schema`)
     requireSupportedDraft(root, `${side} schema`)
     // Against draft-07's meta-schema (cheap: nothing is compiled but the meta-schema, once).
-    const ajv = sharedAjv()
-    if (typeof root === 'object' && !ajv.validateSchema(root as object)) {
-      const first = ajv.errors?.[0]
-      throw new UsageError(`${side} schema is not a valid JSON Schema: ${first ? `${first.instancePath || '/'} ${first.message}` : 'rejected by the draft-07 meta-schema'}`, 'registry')
-    }
+    const invalid = metaSchemaProblem(sharedAjv(), root)
+    if (invalid !== undefined) throw new UsageError(`${side} schema is not a valid JSON Schema: ${invalid}`, 'registry')
     const problem = refProblems(root)[0]
     if (problem) throw new UsageError(`${side} schema: ${problem.message} (at ${problem.pointer})`, 'registry')
   }
   const comparison = new Comparison(oldSchema, newSchema)
-  comparison.compare({schema: oldSchema, pointer: ''}, {schema: newSchema, pointer: ''}, '$')
+  try {
+    comparison.compare({schema: oldSchema, pointer: ''}, {schema: newSchema, pointer: ''}, '$')
+  } finally {
+    comparison.release()
+  }
   const findings = dedupe(comparison.findings)
+  let witness: {value: unknown} | undefined
+  if ((options.witness ?? true) && findings.some((f) => f.severity !== 'warning')) {
+    witness = findWitness(oldSchema, newSchema)
+    // A change compat could not prove, with a value it breaks: breaking.
+    if (witness !== undefined && !findings.some((f) => f.severity === 'breaking')) {
+      findings.push({severity: 'breaking', rule: 'witness.found', path: '$', schemaPath: '', side: 'new', message: `${preview(witness.value)} is valid under OLD and rejected by NEW`})
+    }
+  }
   return {
+    ...(witness === undefined ? {} : {witness}),
     findings,
     breaking: findings.filter((f) => f.severity === 'breaking').length,
     unproven: findings.filter((f) => f.severity === 'unproven').length,
@@ -63,16 +83,18 @@ class Comparison implements CompareContext {
   compare(old: Located, next: Located, path: string, options: SubCompare = {}): void {
     const domain = options.domain ?? ALL_TYPES
     if (old.schema === false) return
-    // Identical sub-schemas accept the same data, unless a $ref inside points at a changed definition.
-    if (deepEqual(old.schema, next.schema) && !JSON.stringify(old.schema ?? null).includes('"$ref"')) return
+    // Identical sub-schemas accept the same data (their $refs followed: a definition may have changed).
+    if (this.same(old.schema, next.schema)) return
     const key = `${this.keyOf(old)}|${this.keyOf(next)}|${[...domain].join(',')}`
     if (this.active.has(key)) return
     this.active.add(key)
+    const start = this.findings.length
     try {
       this.compareFlat(old, flatten(old, this.oldRoot), flatten(next, this.newRoot), path, domain, options)
     } finally {
       this.active.delete(key)
     }
+    if (options.unproven) for (const finding of this.findings.slice(start)) if (finding.severity === 'breaking') finding.severity = 'unproven'
   }
 
   probe(old: Located, next: Located, options: SubCompare = {}): CompatFinding[] {
@@ -94,6 +116,10 @@ class Comparison implements CompareContext {
 
   report(finding: Omit<CompatFinding, 'side'> & {side?: 'old' | 'new'}): void {
     this.findings.push({...finding, side: finding.side ?? 'new'})
+  }
+
+  same(oldValue: unknown, newValue: unknown): boolean {
+    return sameSchema(oldValue, this.oldRoot, newValue, this.newRoot)
   }
 
   typesOf(schema: Located, side: 'old' | 'new'): ReadonlySet<JsonType> {
@@ -129,8 +155,9 @@ class Comparison implements CompareContext {
         const rule = next.keywords.has('enum') ? 'enum.added' : 'const.added'
         this.report({severity: 'breaking', rule, path, schemaPath: newValues.pointer ?? '', message: `${rule.split('.')[0]} added: only ${JSON.stringify(newValues.value)} is accepted now, and other values were valid`})
       } else {
-        const input: RuleInput = {ctx: this, old, next, path, types, knownFormat: (name) => this.knownFormat(name)}
+        const input: RuleInput = {ctx: this, old, next, path, types, formatType}
         stringRules(input)
+        formatRule(input)
         numberRules(input)
         arrayRules(input)
         objectRules(input)
@@ -187,6 +214,12 @@ class Comparison implements CompareContext {
     return true
   }
 
+  /** The shared validator forgets this comparison's documents (and what it compiled from them). */
+  release(): void {
+    if (this.keys === undefined || this.keys.old === '') return
+    for (const key of [this.keys.old, this.keys.next]) sharedAjv().removeSchema(key)
+  }
+
   private validator(side: 'old' | 'next', located: Located): ((value: unknown) => boolean) | undefined {
     if (located.pointer === null) return undefined
     if (this.keys === undefined) {
@@ -215,9 +248,6 @@ class Comparison implements CompareContext {
     }
   }
 
-  private knownFormat(name: string): boolean {
-    return Object.hasOwn((sharedAjv() as unknown as {formats: Record<string, unknown>}).formats ?? {}, name)
-  }
 
   private keyOf(located: Located): string {
     if (located.pointer !== null) return located.pointer
@@ -230,7 +260,16 @@ class Comparison implements CompareContext {
 
 let ajv: Ajv | undefined
 let documents = 0
-const sharedAjv = (): Ajv => (ajv ??= newAjv())
+const sharedAjv = (): Ajv => (ajv ??= newAjv({allErrors: false, messages: false, code: {optimize: false}}))
+
+/** The instance type ajv checks a format on; undefined for a format it does not know (ignored: an annotation). */
+function formatType(name: string): 'string' | 'number' | undefined {
+  const formats = (sharedAjv() as unknown as {formats: Record<string, unknown>}).formats ?? {}
+  if (!Object.hasOwn(formats, name)) return undefined
+  const definition = formats[name]
+  if (typeof definition === 'object' && definition !== null && !(definition instanceof RegExp) && (definition as {type?: unknown}).type === 'number') return 'number'
+  return 'string'
+}
 
 const SIMPLE = new Set(['enum', 'const', 'type'])
 
@@ -242,11 +281,13 @@ function simpleAccepts(flat: FlatSchema): ((value: unknown) => boolean) | undefi
   const constant = flat.keywords.get('const')
   const values = flat.keywords.get('enum')?.value
   if (values !== undefined && !Array.isArray(values)) return undefined
+  // A set of canonical texts: a large enum is looked up, not scanned (30,000 values, each checked).
+  const listed = values === undefined ? undefined : new Set(values.map(canonical))
   return (value) => {
     const type = typeOfValue(value)
     if (!types.has(type) && !(type === 'integer' && types.has('number'))) return false
     if (constant !== undefined && !deepEqual(constant.value, value)) return false
-    return values === undefined || values.some((v) => deepEqual(v, value))
+    return listed === undefined || listed.has(canonical(value))
   }
 }
 
@@ -276,6 +317,12 @@ function typeOfValue(value: unknown): JsonType {
   if (typeof value === 'boolean') return 'boolean'
   if (typeof value === 'string') return 'string'
   return 'object'
+}
+
+/** A value as one short line of JSON. */
+export function preview(value: unknown): string {
+  const text = JSON.stringify(value) ?? String(value)
+  return text.length > 200 ? `${text.slice(0, 200)}…` : text
 }
 
 function dedupe(findings: CompatFinding[]): CompatFinding[] {

@@ -1,4 +1,4 @@
-import {readFileSync} from 'node:fs'
+import {readFileSync, realpathSync} from 'node:fs'
 import {dirname, isAbsolute, relative, resolve} from 'node:path'
 
 import {UsageError, describeError} from '../errors.js'
@@ -77,8 +77,26 @@ export function readManifest(path: string, options: ReadManifestOptions = {}): M
 export function entryPath(registryPath: string, file: string): string | undefined {
   const folder = dirname(resolve(registryPath))
   const target = resolve(folder, file)
+  if (!within(folder, target)) return undefined
+  // A symlink inside the folder that leads out of it is outside too: real paths are compared.
+  let real: string
+  try {
+    real = realpathSync.native(target)
+  } catch {
+    return target
+  }
+  let realFolder: string
+  try {
+    realFolder = realpathSync.native(folder)
+  } catch {
+    realFolder = folder
+  }
+  return within(realFolder, real) ? target : undefined
+}
+
+function within(folder: string, target: string): boolean {
   const inside = relative(folder, target)
-  return inside === '' || inside.startsWith('..') || isAbsolute(inside) ? undefined : target
+  return !(inside === '' || inside.startsWith('..') || isAbsolute(inside))
 }
 
 /** Reads and parses a JSON file (a UTF-8 byte order mark allowed); UsageError naming it otherwise. */

@@ -15,8 +15,12 @@ export function pointerSegments(ref: string): string[] | undefined {
   return ref.slice(2).split('/').map((raw) => safeDecode(raw).replace(/~1/g, '/').replace(/~0/g, '~'))
 }
 
+/** A plain-name fragment (`#address`): draft-07 names a subschema by giving it `"$id": "#address"`. */
+const isPlainName = (ref: string): boolean => /^#[A-Za-z][\w.:-]*$/.test(ref)
+
 /** The node a local reference points at; undefined when it is not local or points at nothing. */
 export function resolveRef(root: unknown, ref: string): unknown {
+  if (isPlainName(ref)) return namedSchema(root, ref)
   const segments = pointerSegments(ref)
   if (segments === undefined) return undefined
   let node: unknown = root
@@ -25,6 +29,16 @@ export function resolveRef(root: unknown, ref: string): unknown {
     else node = isSchemaObject(node) ? node[key] : undefined
   }
   return node
+}
+
+/** The subschema whose `$id` is the fragment (or ends with it, after the document's own base). */
+function namedSchema(root: unknown, fragment: string): unknown {
+  let found: unknown
+  walk(root, [], (node) => {
+    const id = node.$id
+    if (found === undefined && typeof id === 'string' && (id === fragment || (id.endsWith(fragment) && !id.slice(0, -fragment.length).includes('#')))) found = node
+  })
+  return found
 }
 
 /** The JSON pointer (`/properties/a~1b`) of a path of keys. */
@@ -51,8 +65,8 @@ export function refProblems(root: unknown): RefProblem[] {
     const ref = node.$ref
     if (typeof ref !== 'string') return
     const pointer = toPointer([...path, '$ref'])
-    if (pointerSegments(ref) === undefined) {
-      problems.push({pointer, ref, kind: 'not-local', message: `$ref ${ref} is not a local reference (bq resolves #/… pointers only)`})
+    if (pointerSegments(ref) === undefined && !isPlainName(ref)) {
+      problems.push({pointer, ref, kind: 'not-local', message: `$ref ${ref} is not a local reference (bq resolves #/… pointers and #name fragments only)`})
     } else if (resolveRef(root, ref) === undefined) {
       problems.push({pointer, ref, kind: 'unresolved', message: `$ref ${ref} points at nothing`})
     } else if (refCycle(root, node) !== undefined) {

@@ -3,9 +3,11 @@ import type {ErrorObject, ValidateFunction} from 'ajv'
 import addFormatsModule from 'ajv-formats'
 
 import {UsageError, describeError} from '../errors.js'
+import {UnsupportedPattern, ajvRegExp} from '../linear-regexp.js'
 import {readManifest} from './manifest.js'
 import {childPath} from '../envelope/validate.js'
 import type {Problem} from '../envelope/validate.js'
+import {metaSchemaProblem, requireShallow, requireSupportedDraft} from './schema-document.js'
 import {sensitivePathsOf} from './sensitive.js'
 import type {SensitivePath} from './sensitive.js'
 
@@ -76,27 +78,27 @@ export class SchemaRegistry {
   }
 }
 
-export function newAjv(): Ajv {
+export function newAjv(options: {addUsedSchema?: boolean; allErrors?: boolean; messages?: boolean; code?: {optimize?: boolean}} = {}): Ajv {
   // strict: false — unknown keywords such as x-gdpr-sensitive are annotations, not errors.
-  const ajv = new Ajv({allErrors: true, strict: false, validateFormats: true})
+  // validateSchema: false — compile() checks the meta-schema itself, in linear time (schema-document.ts).
+  // code.regExp — `pattern` and `patternProperties` match in linear time (linear-regexp.ts).
+  // BQ_BENCH_NATIVE_REGEXP=1 puts the backtracking engine back, for bench/regex only: never in use.
+  const regExp = process.env.BQ_BENCH_NATIVE_REGEXP === '1' ? {} : {regExp: ajvRegExp}
+  const ajv = new Ajv({allErrors: true, strict: false, validateFormats: true, validateSchema: false, ...options, code: {...options.code, ...regExp}})
   const addFormats = (addFormatsModule as unknown as {default?: typeof addFormatsModule}).default ?? addFormatsModule
   ;(addFormats as unknown as (ajv: Ajv) => Ajv)(ajv)
   return ajv
 }
 
-/** Refuses a schema that declares a draft bq's validator does not read (2019-09, 2020-12). */
-export function requireSupportedDraft(schema: unknown, label: string): void {
-  const declared = (schema as {$schema?: unknown})?.$schema
-  if (typeof declared === 'string' && !/draft-07|draft-06|draft-04/.test(declared)) {
-    throw new UsageError(`${label}: $schema ${declared} is not supported (bq validates draft-07 schemas)`, 'registry')
-  }
-}
-
 export function compile(ajv: Ajv, schema: unknown, label: string): ValidateFunction {
+  requireShallow(schema, label)
   requireSupportedDraft(schema, label)
+  const problem = metaSchemaProblem(ajv, schema)
+  if (problem !== undefined) throw new UsageError(`${label}: not a valid JSON Schema: ${problem}`, 'registry')
   try {
     return ajv.compile(schema as object)
   } catch (error) {
+    if (error instanceof UnsupportedPattern) throw new UsageError(`${label}: ${error.message}`, 'registry')
     throw new UsageError(`${label}: not a valid JSON Schema: ${describeError(error)}`, 'registry')
   }
 }
