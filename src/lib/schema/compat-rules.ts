@@ -135,7 +135,7 @@ function multipleOfRule(input: RuleInput, integersOnly: boolean): void {
   else ctx.report({severity: 'unproven', rule: 'multipleOf.changed', path, schemaPath, message: `multipleOf ${nm} (was ${om}): the validator divides in floating point, so a multiple of ${om} is not proven a multiple of ${nm}`})
 }
 
-/** ajv's multipleOf test (vocabularies/validation/multipleOf.js, no multipleOfPrecision). */
+/** ajv's multipleOf test as its validation vocabulary generates it (no multipleOfPrecision). */
 export const ajvMultiple = (x: number, m: number): boolean => {
   const q = x / m
   return q === Number.parseInt(String(q), 10)
