@@ -15,7 +15,8 @@
 // files and one closing line, `tests: N passed, N failed, N skipped`. scripts/slowest-tests.js
 // reads those headers back from a saved log.
 import {spawn} from 'node:child_process'
-import {mkdirSync, readFileSync, writeFileSync} from 'node:fs'
+import {existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
+import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 
 import {allLayers, planFiles} from './test-plan.js'
@@ -29,6 +30,11 @@ if (files.length === 0) {
 
 /** A file still running longer than this is killed and counted as failed, so one hang cannot eat CI's hour. */
 const fileTimeoutMs = Number(process.env.BQ_TEST_FILE_TIMEOUT_SECONDS ?? 1200) * 1000
+
+/** GNU time, for each file's CPU seconds (Debian's `time` package; without it the CPU column says ?). */
+const timeCommand = existsSync('/usr/bin/time') ? '/usr/bin/time' : undefined
+const scratch = mkdtempSync(join(tmpdir(), 'bq-run-tests-'))
+process.on('exit', () => rmSync(scratch, {recursive: true, force: true}))
 
 const results = []
 const running = new Map() // child pid -> {file, child}
@@ -107,13 +113,13 @@ function schedule(pending, jobs) {
 
 function runFile(file) {
   return new Promise((resolve) => {
-    const cpuBefore = childrenCpuSeconds()
     const began = Date.now()
-    const child = spawn(
-      process.execPath,
-      ['--import', 'tsx', '--test', '--test-concurrency=1', '--test-reporter=spec', file.path],
-      {env: {...process.env, FORCE_COLOR: '0'}, stdio: ['ignore', 'pipe', 'pipe'], detached: true},
-    )
+    const nodeArgs = ['--import', 'tsx', '--test', '--test-concurrency=1', '--test-reporter=spec', file.path]
+    // GNU time reports the file's own CPU (its process and every process it waited for); the
+    // runner's own children counters would mix in files that ended meanwhile.
+    const cpuFile = timeCommand ? join(scratch, `${results.length + running.size}-${process.hrtime.bigint()}.cpu`) : undefined
+    const [command, args] = cpuFile ? [timeCommand, ['-f', '%U %S', '-o', cpuFile, process.execPath, ...nodeArgs]] : [process.execPath, nodeArgs]
+    const child = spawn(command, args, {env: {...process.env, FORCE_COLOR: '0'}, stdio: ['ignore', 'pipe', 'pipe'], detached: true})
     running.set(child.pid, {file, child})
     const chunks = []
     child.stdout.on('data', (chunk) => chunks.push(chunk))
@@ -141,7 +147,7 @@ function runFile(file) {
         output,
         counts,
         wallSeconds: (Date.now() - began) / 1000,
-        cpuSeconds: childrenCpuSeconds() - cpuBefore,
+        cpuSeconds: cpuSecondsFrom(cpuFile),
       })
     })
   })
@@ -155,13 +161,13 @@ function killGroup(child, signal) {
   }
 }
 
-/** CPU seconds of this process's waited-for children, from /proc (each file's delta is its own child's). */
-function childrenCpuSeconds() {
+/** The user + system seconds GNU time wrote for one file (NaN where it is not installed). */
+function cpuSecondsFrom(cpuFile) {
+  if (!cpuFile) return Number.NaN
   try {
-    const stat = readFileSync('/proc/self/stat', 'utf8')
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-    // fields[0] is field 3 (state): cutime and cstime are fields 16 and 17.
-    return (Number(fields[13]) + Number(fields[14])) / 100
+    const [user, system] = readFileSync(cpuFile, 'utf8').trim().split('\n').at(-1).split(' ').map(Number)
+    rmSync(cpuFile, {force: true})
+    return user + system
   } catch {
     return Number.NaN
   }

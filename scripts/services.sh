@@ -30,6 +30,7 @@ ensure_package() { # <command> <package> <why>
 ensure_tmux() {
   ensure_package tmux tmux "the terminal tests"
   ensure_package fish fish "the fish completion test"
+  ensure_package /usr/bin/time time "the test runner's CPU seconds per file"
 }
 
 ensure_redis() {
