@@ -4,7 +4,8 @@
 //
 // Usage: node scripts/run-tests.js [layer ...] [--quick] [--jobs N] [--only SUBSTRING ...] [--broker NAME ...]
 //   layers: unit conformance integration e2e reliability (default: all)
-//   --quick    only files that need no broker (unit, conformance, embedded-store e2e)
+//   --quick    only files that need no broker (unit, conformance, embedded-store e2e), run as
+//              --jobs groups of files, each group in one process (scripts/test-group.mjs)
 //   --jobs N   files run at once (default BQ_TEST_JOBS or 3; 1 = the old one-file-at-a-time run)
 //   --only S   only files whose path contains S (repeatable: any of them)
 //   --broker B only files that hold broker B or live in test/brokers/B/ (repeatable: any of them)
@@ -22,7 +23,8 @@ import {join} from 'node:path'
 import {allLayers, planFiles} from './test-plan.js'
 
 const options = parseArgs(process.argv.slice(2))
-const files = planFiles(options.layers, {quick: options.quick, only: options.only, brokers: options.brokers})
+const planned = planFiles(options.layers, {quick: options.quick, only: options.only, brokers: options.brokers})
+const files = options.quick ? groupFiles(planned, options.jobs) : planned
 if (files.length === 0) {
   console.error('no test files found')
   process.exit(1)
@@ -52,6 +54,21 @@ for (const signal of ['SIGINT', 'SIGTERM']) {
 console.log(`run-tests: ${files.length} files, up to ${options.jobs} at a time`)
 await schedule(files, options.jobs)
 report()
+
+/**
+ * The quick set as `jobs` groups of about equal expected time (longest file first into the
+ * lightest group), each run in one process: a quick file's own work is often less than a
+ * process start with tsx's loader.
+ */
+function groupFiles(plan, jobs) {
+  const groups = Array.from({length: Math.min(jobs, plan.length)}, () => ({files: [], expected: 0}))
+  for (const file of plan) {
+    const lightest = groups.reduce((a, b) => (b.expected < a.expected ? b : a))
+    lightest.files.push(file.path)
+    lightest.expected += file.expected
+  }
+  return groups.map((g, i) => ({path: `quick group ${i + 1} (${g.files.length} files)`, group: g.files, layer: 'quick', resources: [], alone: false, expected: g.expected}))
+}
 
 function parseArgs(argv) {
   const parsed = {layers: [], quick: false, jobs: Number(process.env.BQ_TEST_JOBS ?? 3), only: [], brokers: []}
@@ -114,7 +131,9 @@ function schedule(pending, jobs) {
 function runFile(file) {
   return new Promise((resolve) => {
     const began = Date.now()
-    const nodeArgs = ['--import', 'tsx', '--test', '--test-concurrency=1', '--test-reporter=spec', file.path]
+    const nodeArgs = file.group
+      ? ['--import', 'tsx', '--test-reporter=spec', join('scripts', 'test-group.mjs'), ...file.group]
+      : ['--import', 'tsx', '--test', '--test-concurrency=1', '--test-reporter=spec', file.path]
     // GNU time reports the file's own CPU (its process and every process it waited for); the
     // runner's own children counters would mix in files that ended meanwhile.
     const cpuFile = timeCommand ? join(scratch, `${results.length + running.size}-${process.hrtime.bigint()}.cpu`) : undefined

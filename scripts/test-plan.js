@@ -92,6 +92,6 @@ export function planFiles(layers, {quick = false, only = [], brokers = []} = {})
     files = files.filter((file) => brokers.some((b) => file.resources.includes(b) || file.path.startsWith(join('test', 'brokers', b) + sep)))
   }
   const times = expectedTimes()
-  const expected = (file) => times.get(file.path) ?? 30
-  return files.sort((a, b) => Number(b.alone) - Number(a.alone) || expected(b) - expected(a))
+  for (const file of files) file.expected = times.get(file.path) ?? 30
+  return files.sort((a, b) => Number(b.alone) - Number(a.alone) || b.expected - a.expected)
 }
