@@ -56,16 +56,16 @@ await schedule(files, options.jobs)
 report()
 
 /**
- * The quick set as `jobs` groups of about equal expected time (longest file first into the
- * lightest group), each run in one process: a quick file's own work is often less than a
- * process start with tsx's loader.
+ * The quick set as `jobs` groups of about equal expected CPU time (the costliest file first into
+ * the lightest group: these files are CPU-bound), each run in one process: a quick file's own
+ * work is often less than a process start with tsx's loader.
  */
 function groupFiles(plan, jobs) {
   const groups = Array.from({length: Math.min(jobs, plan.length)}, () => ({files: [], expected: 0}))
-  for (const file of plan) {
+  for (const file of [...plan].sort((a, b) => b.expectedCpu - a.expectedCpu)) {
     const lightest = groups.reduce((a, b) => (b.expected < a.expected ? b : a))
     lightest.files.push(file.path)
-    lightest.expected += file.expected
+    lightest.expected += file.expectedCpu
   }
   return groups.map((g, i) => ({path: `quick group ${i + 1} (${g.files.length} files)`, group: g.files, layer: 'quick', resources: [], alone: false, expected: g.expected}))
 }

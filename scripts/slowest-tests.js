@@ -4,7 +4,8 @@
 //
 // Usage: node scripts/slowest-tests.js LOG [--top N] [--tsv]
 //   node scripts/slowest-tests.js ci.log --top 10
-//   --tsv  prints `file<TAB>seconds` for every file, longest first (the shape of test/file-times.tsv)
+//   --tsv  prints `file<TAB>wall seconds<TAB>cpu seconds` for every file, longest first (the shape
+//          of test/file-times.tsv)
 import {readFileSync} from 'node:fs'
 
 const args = process.argv.slice(2)
@@ -33,7 +34,7 @@ if (files.length === 0) {
 files.sort((a, b) => b.wall - a.wall)
 
 if (args.includes('--tsv')) {
-  for (const file of files) console.log(`${file.path}\t${file.wall.toFixed(1)}`)
+  for (const file of files) console.log(`${file.path}\t${file.wall.toFixed(1)}\t${Number.isFinite(file.cpu) ? file.cpu.toFixed(1) : ''}`)
 } else {
   const total = files.reduce((sum, file) => sum + file.wall, 0)
   const closing = /^run-tests: (\d+) files in ([\d.]+) s \((\d+) at a time\)/m.exec(text)

@@ -54,12 +54,13 @@ function directives(path) {
   return {uses, alone}
 }
 
+/** Each file's wall and CPU seconds when it ran alone (test/file-times.tsv). */
 function expectedTimes() {
   const times = new Map()
   try {
     for (const line of readFileSync(join('test', 'file-times.tsv'), 'utf8').split('\n')) {
-      const [path, seconds] = line.split('\t')
-      if (path && !path.startsWith('#') && Number.isFinite(Number(seconds))) times.set(path, Number(seconds))
+      const [path, wall, cpu] = line.split('\t')
+      if (path && !path.startsWith('#') && Number.isFinite(Number(wall))) times.set(path, {wall: Number(wall), cpu: cpu ? Number(cpu) : Number(wall)})
     }
   } catch {
     // no expectations yet: plan order only
@@ -76,8 +77,8 @@ function describe(path, layer) {
 }
 
 /**
- * The files of these layers in the order to start them. `quick` keeps those that hold nothing,
- * are not alone and are not SIGKILL series (reliability); `only` keeps paths containing one of its strings; `brokers` keeps files of
+ * The files of these layers in the order to start them. `quick` keeps the unit, conformance and
+ * end-to-end files that hold nothing and are not alone; `only` keeps paths containing one of its strings; `brokers` keeps files of
  * one of those brokers.
  */
 export function planFiles(layers, {quick = false, only = [], brokers = []} = {}) {
@@ -86,12 +87,15 @@ export function planFiles(layers, {quick = false, only = [], brokers = []} = {})
     ...testFiles(join('test', layer)).map((path) => describe(path, layer)),
     ...brokerTests.filter((path) => brokerLayer(path) === layer).map((path) => describe(path, layer)),
   ])
-  if (quick) files = files.filter((file) => file.resources.length === 0 && !file.alone && file.layer !== 'reliability')
+  if (quick) files = files.filter((file) => file.resources.length === 0 && !file.alone && ['unit', 'conformance', 'e2e'].includes(file.layer))
   if (only.length > 0) files = files.filter((file) => only.some((s) => file.path.includes(s)))
   if (brokers.length > 0) {
     files = files.filter((file) => brokers.some((b) => file.resources.includes(b) || file.path.startsWith(join('test', 'brokers', b) + sep)))
   }
   const times = expectedTimes()
-  for (const file of files) file.expected = times.get(file.path) ?? 30
+  for (const file of files) {
+    file.expected = times.get(file.path)?.wall ?? 30
+    file.expectedCpu = times.get(file.path)?.cpu ?? 10
+  }
   return files.sort((a, b) => Number(b.alone) - Number(a.alone) || b.expected - a.expected)
 }
