@@ -185,7 +185,11 @@ export function faultSuite(c: FaultCase): void {
         const result = await run.done
         let possible = 0
         if (result.code === 0) {
-          t.diagnostic(`${c.name}: blip → the run finished by itself`)
+          // A finished run still reports what it may have stored twice (SQS: a send the client
+          // re-sent after the reset lost its answer).
+          const report = jsonOutput(result.stdout).result as {possible_duplicates?: number} | undefined
+          possible = report?.possible_duplicates ?? 0
+          t.diagnostic(`${c.name}: blip → the run finished by itself; possible_duplicates ${possible}`)
         } else {
           const output = jsonOutput(result.stdout)
           // Exit 4 (the broker counted as lost), or a removal from the DLQ that failed after the

@@ -221,6 +221,12 @@ export interface BrowseOptions {
 /** Where a log browse starts: the log start, an offset (in one partition, or each), a time, or the last N records (of each partition). */
 export type BrowseFrom = {kind: 'beginning'} | {kind: 'offset'; offset: number; partition?: number} | {kind: 'time'; at: number} | {kind: 'last'; count: number}
 
+/** What a publish may report beyond "confirmed". */
+export interface PublishReceipt {
+  /** Messages the broker may hold twice: a send was retried after its answer was lost, and nothing deduplicates it. */
+  possiblyTwice: number
+}
+
 export interface BrokerAdapter {
   /** The broker's one name, as its folder under src/lib/brokers/ (`rabbitmq`, `service-bus`, …). */
   readonly kind: string
@@ -229,8 +235,12 @@ export interface BrokerAdapter {
   readonly capabilities: Capabilities
   /** The binding rules the operations apply to what this broker returns. */
   readonly binding: Binding
-  /** Publish every message; resolves only once the broker durably confirmed all of them. */
-  publish(queue: string, messages: OutgoingMessage[]): Promise<void>
+  /**
+   * Publish every message; resolves only once the broker durably confirmed all of them. A broker
+   * whose client re-sent a request after losing its answer says how many messages it may now hold
+   * twice (SQS standard queues); the others resolve to nothing.
+   */
+  publish(queue: string, messages: OutgoingMessage[]): Promise<PublishReceipt | void>
   /** Non-destructive look at the head of a queue. */
   browse(queue: string, options: BrowseOptions): Promise<BrokerMessage[]>
   /** How many messages wait in the queue (ready ones; reserved ones are not counted). */

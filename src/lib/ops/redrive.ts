@@ -124,10 +124,11 @@ export async function redrive(request: RedriveRequest): Promise<RedriveReport> {
   const moveAll = async (groups: Map<string, Group>) => {
     for (const [queue, group] of groups) {
       await limiter?.take(group.length)
-      const step = {published: false}
+      const step = {published: false, possiblyTwice: 0}
       try {
         await moveGroup(session, target, target === request.source, queue, group, step)
         for (const entry of group) emit(entry.about, 'redriven', queue)
+        if (step.possiblyTwice > 0) report.possible_duplicates = (report.possible_duplicates ?? 0) + step.possiblyTwice
       } catch (error) {
         const reason = describeError(error)
         // A broker that is gone (exit 4) ends the run, with this report.
@@ -259,7 +260,7 @@ async function moveGroup(
   sameBroker: boolean,
   queue: string,
   group: Array<{message: ReservedMessage; outgoing: OutgoingMessage}>,
-  step: {published: boolean},
+  step: {published: boolean; possiblyTwice: number},
 ): Promise<void> {
   const sources = group.map((entry) => entry.message)
   const outgoing = group.map((entry) => entry.outgoing)
@@ -268,8 +269,9 @@ async function moveGroup(
     return
   }
   // Publish with confirmation first; only then remove the originals (at-least-once across brokers).
-  await target.publish(queue, outgoing)
+  const receipt = await target.publish(queue, outgoing)
   step.published = true
+  step.possiblyTwice = receipt?.possiblyTwice ?? 0
   await session.ack(sources)
 }
 

@@ -4,7 +4,7 @@
  * An adapter extends it and keeps only what is its own (its calls and its connection).
  */
 import {BqError} from '../../errors.js'
-import type {Binding, BrokerAdapter, BrokerMessage, BrowseOptions, Capabilities, DrainOptions, DrainSession, ListedQueue, OutgoingMessage} from '../adapter.js'
+import type {Binding, BrokerAdapter, BrokerMessage, BrowseOptions, Capabilities, DrainOptions, DrainSession, ListedQueue, OutgoingMessage, PublishReceipt} from '../adapter.js'
 import {checkQueue} from './check-arguments.js'
 
 export interface AdapterBaseOptions {
@@ -30,7 +30,7 @@ export abstract class AdapterBase<S extends DrainSession = DrainSession> impleme
     private readonly lifecycle: AdapterBaseOptions,
   ) {}
 
-  abstract publish(queue: string, messages: OutgoingMessage[]): Promise<void>
+  abstract publish(queue: string, messages: OutgoingMessage[]): Promise<PublishReceipt | void>
   abstract browse(queue: string, options: BrowseOptions): Promise<BrokerMessage[]>
   abstract count(queue: string): Promise<number>
   abstract drain(queue: string, options?: DrainOptions): Promise<DrainSession>

@@ -10,7 +10,7 @@
  * so the run exits promptly with its report and the broker returns what was reserved (or the
  * next run's recover does).
  */
-import type {BrokerAdapter, BrokerMessage, BrowseOptions, DeliveryCost, DrainOptions, DrainSession, InflightElement, InflightOptions, InflightReport, ListedQueue, OutgoingMessage, RelatedQueue, ReservedMessage, ReturnablePage, ReturnablePageOptions} from '../adapter.js'
+import type {BrokerAdapter, BrokerMessage, BrowseOptions, DeliveryCost, DrainOptions, DrainSession, InflightElement, InflightOptions, InflightReport, ListedQueue, OutgoingMessage, PublishReceipt, RelatedQueue, ReservedMessage, ReturnablePage, ReturnablePageOptions} from '../adapter.js'
 import {BqError, ExitCode} from '../../errors.js'
 import {type Timeouts, timeoutError, withinDeadline} from './timeouts.js'
 
@@ -144,7 +144,7 @@ class BoundedAdapter implements BrokerAdapter {
     return this.inner.binding
   }
 
-  publish(queue: string, messages: OutgoingMessage[]): Promise<void> {
+  publish(queue: string, messages: OutgoingMessage[]): Promise<PublishReceipt | void> {
     return this.dog.call(`publishing ${messages.length} message(s) to ${queue}`, () => this.inner.publish(queue, messages), {messages: messages.length})
   }
 

@@ -10,7 +10,7 @@
 import {type SQSClient} from '@aws-sdk/client-sqs'
 
 import {BqError, QueueNotFoundError, UsageError} from '../../errors.js'
-import type {BrokerAdapter, BrokerMessage, BrowseOptions, Capabilities, DeliveryCost, DrainOptions, DrainSession, InflightOptions, InflightReport, ListedQueue, OutgoingMessage} from '../adapter.js'
+import type {BrokerAdapter, BrokerMessage, BrowseOptions, Capabilities, DeliveryCost, DrainOptions, DrainSession, InflightOptions, InflightReport, ListedQueue, OutgoingMessage, PublishReceipt} from '../adapter.js'
 import {AdapterBase} from '../shared/adapter-base.js'
 import {sqsBinding} from './binding.js'
 import {createSqsClient, isQueueMissing, RECEIVE_WAIT_MS, sqsError, SqsQueues} from './client.js'
@@ -82,19 +82,20 @@ export class SqsAdapter extends AdapterBase<SqsDrainSession> {
     this.queues = new SqsQueues(client, target, displayUrl)
   }
 
-  async publish(queue: string, messages: OutgoingMessage[]): Promise<void> {
+  async publish(queue: string, messages: OutgoingMessage[]): Promise<PublishReceipt | void> {
     this.check(queue, `publish to ${queue}`)
     // Everything refusable is refused before the first send, so a refusal publishes nothing.
     const bodies = checkOutgoing(queue, isFifoQueue(queue), messages)
     if (messages.length === 0) return
     const accepted = new Set<number>()
+    const receipt: PublishReceipt = {possiblyTwice: 0}
     for (let attempt = 1; ; attempt++) {
       const url = await this.queues.ensure(queue)
       const facts = await this.queues.factsOf(queue, url)
       const entries = prepareEntries(queue, facts, this.target.group, messages, bodies)
       try {
-        await sendEntries({client: this.client, queue, url, fifo: facts.fifo, wrap: (what, error) => sqsError(what, error, this.displayUrl)}, entries, accepted)
-        return
+        await sendEntries({client: this.client, queue, url, fifo: facts.fifo, wrap: (what, error) => sqsError(what, error, this.displayUrl)}, entries, accepted, receipt)
+        return receipt
       } catch (error) {
         // The queue was deleted since its URL was looked up: create it again, once, and send the rest.
         const cause = error instanceof BqError ? error.cause : error

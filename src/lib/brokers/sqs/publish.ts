@@ -11,7 +11,7 @@ import {BYPASS_MARKER_VALUE} from '../shared/native-values.js'
 import {outgoingAppHeaders} from '../shared/app-headers.js'
 import {REPLAY_BYPASS_HEADER, RUN_ID_HEADER} from '../../envelope/fields.js'
 import {BqError, UsageError} from '../../errors.js'
-import type {OutgoingMessage} from '../adapter.js'
+import type {OutgoingMessage, PublishReceipt} from '../adapter.js'
 import {forEachLimited, inBatches, sleep} from './batch.js'
 import type {QueueFacts} from './client.js'
 import {deduplicationId, republishNonce} from './dedup.js'
@@ -151,7 +151,7 @@ export interface SendContext {
  * Sends every entry and resolves once SQS accepted each one. `accepted` collects the indexes SQS
  * took, so a caller can resend only the rest (after re-creating a deleted queue) and report counts.
  */
-export async function sendEntries(context: SendContext, entries: PreparedEntry[], accepted: Set<number>): Promise<void> {
+export async function sendEntries(context: SendContext, entries: PreparedEntry[], accepted: Set<number>, receipt: PublishReceipt = {possiblyTwice: 0}): Promise<void> {
   const pending = entries.filter((entry) => !accepted.has(entry.index))
   const batches = inBatches(pending, (entry) => entry.bytes, 10, BATCH_BYTES)
   // FIFO order within a group is the order of the sends: one batch at a time.
@@ -163,7 +163,7 @@ export async function sendEntries(context: SendContext, entries: PreparedEntry[]
     if (earlier !== undefined && earlier !== index) duplicates.push(index)
     else messageIds.set(messageId, index)
   }
-  await forEachLimited(batches, context.fifo ? 1 : SEND_CONCURRENCY, (batch) => sendBatch(context, batch, onAccepted))
+  await forEachLimited(batches, context.fifo ? 1 : SEND_CONCURRENCY, (batch) => sendBatch(context, batch, onAccepted, receipt))
   if (duplicates.length > 0) {
     // Two entries of one call answered with one MessageId: SQS deduplicated one of them.
     throw new BqError(`SQS treated ${duplicates.length} message(s) published to "${context.queue}" as duplicates of others in the same publish (same deduplication id within 5 minutes) and will not deliver them`, {code: 'publish-deduplicated'})
@@ -171,7 +171,7 @@ export async function sendEntries(context: SendContext, entries: PreparedEntry[]
 }
 
 /** One batch, with bounded retries of the entries SQS failed on its side; reports each accepted entry as it is. */
-async function sendBatch(context: SendContext, batch: PreparedEntry[], onAccepted: (index: number, messageId: string) => void): Promise<void> {
+async function sendBatch(context: SendContext, batch: PreparedEntry[], onAccepted: (index: number, messageId: string) => void, receipt: PublishReceipt): Promise<void> {
   const done = new Set<number>()
   let pending = batch
   let lastFailure = ''
@@ -183,6 +183,10 @@ async function sendBatch(context: SendContext, batch: PreparedEntry[], onAccepte
     } catch (error) {
       throw context.wrap(`publish to "${context.queue}"`, error)
     }
+    // The SDK re-sends a request whose answer a reset connection lost (maxAttempts in client.ts).
+    // SQS may have stored the first send too; a FIFO queue's deduplication id absorbs it, a
+    // standard queue keeps both, so the batch's messages are counted as possibly there twice.
+    if ((result.$metadata.attempts ?? 1) > 1 && !context.fifo) receipt.possiblyTwice += (result.Successful ?? []).length
     for (const success of result.Successful ?? []) {
       const index = Number(success.Id)
       if (success.MessageId !== undefined && pending.some((p) => p.index === index) && !done.has(index)) {
