@@ -1,8 +1,8 @@
 // @test-uses redis
 /**
  * replay's input, through bin/run.js: a file that cannot be read is a usage error (exit 2) before
- * a broker is opened, and no run is recorded; an input whose every message is poison (a binary
- * file, /dev/zero, an empty file) publishes nothing and exits 1; a file with one good envelope
+ * a broker is opened, and no run is recorded (so is a device such as /dev/zero); an input whose
+ * every message is poison (a binary file, an empty file) publishes nothing and exits 1; a file with one good envelope
  * among poison still publishes it (exit 0).
  */
 import {after, before, describe, test} from 'node:test'
@@ -43,11 +43,11 @@ for (const c of cases) {
     test('a file that cannot be read is exit 2 before anything, and no run is recorded', async (t) => {
       if (!(await c.available(t))) return
       const queue = uniqueQueue('replay-missing')
-      for (const file of [path.join(dir, 'does-not-exist.jsonl'), dir]) {
+      for (const file of [path.join(dir, 'does-not-exist.jsonl'), dir, '/dev/zero']) {
         const result = await runBq(['replay', file, '--to', queue, '--yes', '-b', c.url()], {env})
         assert.equal(result.code, 2, result.stderr)
         assert.ok(!hasStackTrace(result.stderr), result.stderr)
-        assert.match(result.stderr, /^Error: cannot read input .*(no such file|directory)/m)
+        assert.match(result.stderr, /^Error: cannot read input .*(no such file|directory|character device, not a regular file)/m)
         assert.equal(result.stderr.trim().split('\n').length, 1, result.stderr)
         assert.ok(!(await recordedRuns()).some((run) => run.source === file), 'no run recorded')
         const json = jsonOutput((await runBq(['replay', file, '--to', queue, '--yes', '-b', c.url(), '--json'], {env})).stdout)
@@ -64,7 +64,7 @@ for (const c of cases) {
       writeFileSync(binary, Buffer.from([0x00, 0xff, 0xfe, 0x01, 0x0a, 0xc3, 0x28, 0x0a, 0x7f, 0x45, 0x4c, 0x46]))
       const empty = path.join(dir, 'empty.jsonl')
       writeFileSync(empty, '')
-      for (const file of [binary, '/dev/zero', empty]) {
+      for (const file of [binary, empty]) {
         const result = await runBq(['replay', file, '--to', queue, '--yes', '-b', c.url()], {env, timeoutMs: 60_000})
         assert.equal(result.code, 1, `${file}: ${result.stderr}`)
         assert.ok(!hasStackTrace(result.stderr), result.stderr)

@@ -74,7 +74,7 @@ describe('secrets', () => {
     writeFileSync(file, 'from-file\n')
     assert.equal(readPassword('p', {file}), 'from-file')
     assert.throws(() => readPassword('p', {env: 'PW'}, {}), /^UsageError: context p: its password variable \$PW is not set/)
-    assert.throws(() => readPassword('p', {file: path.join(dir, 'absent')}), /context p: cannot read its password file .*absent: ENOENT/)
+    assert.throws(() => readPassword('p', {file: path.join(dir, 'absent')}), /context p: cannot read its password file .*absent: no such file/)
   })
 })
 

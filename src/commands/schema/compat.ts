@@ -80,8 +80,8 @@ Exit status: 0 compatible, 1 breaking (or --strict and anything unproven), 7 not
     } else {
       const {readJsonFile} = await import('../../lib/schema/manifest.js')
       const {compareSchemas} = await import('../../lib/schema/compat.js')
-      const old = readJsonFile(args.old!, 'old schema')
-      const next = readJsonFile(args.new!, 'new schema')
+      const old = readJsonFile(args.old!, 'old schema', 'compat input')
+      const next = readJsonFile(args.new!, 'new schema', 'compat input')
       const compat = compareSchemas(old.value, next.value)
       const shown = (file: string) => relative(process.cwd(), file) || file
       const findings = report.findingsJson(compat, {old: {file: shown(args.old!), text: old.text}, next: {file: shown(args.new!), text: next.text}})

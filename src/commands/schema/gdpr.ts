@@ -91,13 +91,15 @@ export default class SchemaGdpr extends BqCommand {
     const {SchemaRegistry} = await import('../../lib/schema/registry.js')
     const {Masker} = await import('../../lib/ops/mask.js')
     const {decode, EnvelopeDecodeError} = await import('../../lib/envelope/envelope.js')
+    const {readBoundedFile} = await import('../../lib/cli/bounded-file.js')
     const {readFileSync} = await import('node:fs')
     const {describeError} = await import('../../lib/errors.js')
     const registry = SchemaRegistry.load(registryPath)
     let body: Buffer
     try {
-      body = readFileSync(file === '-' ? 0 : file)
+      body = file === '-' ? readFileSync(0) : readBoundedFile(file, 'message', {what: '--mask'})
     } catch (error) {
+      if (error instanceof UsageError) throw error
       const code = (error as NodeJS.ErrnoException).code
       throw new UsageError(`cannot read --mask ${file}: ${code === 'ENOENT' ? 'no such file' : describeError(error)}`)
     }

@@ -1,7 +1,9 @@
 import {spawnSync} from 'node:child_process'
-import {mkdtempSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
+import {mkdtempSync, rmSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
+
+import {readBoundedText} from './bounded-file.js'
 
 /** What came back from the editor. `path` is the file, kept until `discard` is called. */
 export type EditorOutcome =
@@ -26,7 +28,13 @@ export function editInEditor(text: string, name: string): EditorOutcome {
     const why = run.error?.message ?? (run.signal ? `was killed by ${run.signal}` : `exited with status ${run.status}`)
     return {kind: 'editor_failed', detail: `the editor (${editor}) ${why}`}
   }
-  const edited = readFileSync(path, 'utf8')
+  let edited: string
+  try {
+    edited = readBoundedText(path, 'edit buffer')
+  } catch (error) {
+    discard()
+    throw error
+  }
   if (edited === text) {
     discard()
     return {kind: 'unchanged', detail: 'the file was left unchanged'}

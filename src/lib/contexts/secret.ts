@@ -2,10 +2,10 @@
  * A context's password: never stored, only referenced (an environment variable or a file), and
  * put into the broker URL (`scheme://user:PASSWORD@host…`) when the context is used.
  */
-import {readFileSync} from 'node:fs'
+import {readBoundedText} from '../cli/bounded-file.js'
 
 import {redactUrl} from '../brokers/shared/redact.js'
-import {UsageError, describeError} from '../errors.js'
+import {UsageError} from '../errors.js'
 import type {PasswordRef} from './store.js'
 
 /** True when the URL carries anything bq would mask when printing it: a password, token or key. */
@@ -41,12 +41,7 @@ export function readPassword(context: string, ref: PasswordRef, env: NodeJS.Proc
     if (value === undefined || value === '') throw new UsageError(`context ${context}: its password variable $${ref.env} is not set (or empty); export it, or re-add the context with another --password-env/--password-file`)
     return value
   }
-  let text: string
-  try {
-    text = readFileSync(ref.file, 'utf8')
-  } catch (error) {
-    throw new UsageError(`context ${context}: cannot read its password file ${ref.file}: ${describeError(error)}`)
-  }
+  const text = readBoundedText(ref.file, 'password file', {what: 'its password file', prefix: `context ${context}: `})
   // Files written by `echo` end with a newline that is not part of the password.
   const password = text.replace(/\r?\n$/, '')
   if (password === '') throw new UsageError(`context ${context}: its password file ${ref.file} is empty`)

@@ -4,10 +4,11 @@
  * written with mode 0600 and never holds a secret: a context's password is a reference (an
  * environment variable or a file) that bq reads when the context is used (./secret.ts).
  */
-import {chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync} from 'node:fs'
+import {chmodSync, mkdirSync, renameSync, writeFileSync} from 'node:fs'
 import {homedir} from 'node:os'
 import {dirname, isAbsolute, join} from 'node:path'
 
+import {FileRefusedError, readBoundedText} from '../cli/bounded-file.js'
 import {UsageError, describeError} from '../errors.js'
 
 /** Where a context's password comes from at use time; never the password itself. */
@@ -51,10 +52,10 @@ export function readContexts(env: NodeJS.ProcessEnv = process.env): ContextStore
   const path = contextsPath(env)
   let text: string
   try {
-    text = readFileSync(path, 'utf8')
+    text = readBoundedText(path, 'contexts', {what: 'contexts file'})
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return {contexts: {}}
-    throw new UsageError(`cannot read ${path}: ${describeError(error)}`)
+    if (error instanceof FileRefusedError && error.errno === 'ENOENT') return {contexts: {}}
+    throw error
   }
   let parsed: unknown
   try {

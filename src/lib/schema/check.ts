@@ -1,6 +1,6 @@
-import {readFileSync} from 'node:fs'
 import {dirname, relative, resolve} from 'node:path'
 
+import {FileRefusedError, readBoundedText} from '../cli/bounded-file.js'
 import {UsageError, describeError} from '../errors.js'
 import {checkUrn, isUrn} from '../envelope/urn.js'
 import {entryPath, readJsonFile} from './manifest.js'
@@ -41,7 +41,7 @@ export function checkRegistry(registryPath: string): RegistryCheck {
   const absolute = resolve(registryPath)
   const registryFile = shown(absolute)
   // A manifest that is not one (unreadable, not JSON, no "schemas" list) is a usage error.
-  const {value: manifest, text: manifestText} = readJsonFile(absolute, 'registry')
+  const {value: manifest, text: manifestText} = readJsonFile(absolute, 'registry', 'registry')
   const list = (manifest as {schemas?: unknown})?.schemas
   if (!Array.isArray(list)) throw new UsageError(`${registryPath}: not a babelqueue registry (expected {"schemas": [{"urn": ..., "schema": ...}]})`, 'registry')
   const manifestLines = new SchemaLines(manifestText)
@@ -80,10 +80,10 @@ export function checkRegistry(registryPath: string): RegistryCheck {
       }
       let text: string
       try {
-        text = readFileSync(target, 'utf8')
+        text = readBoundedText(target, 'schema')
       } catch (error) {
-        const code = (error as NodeJS.ErrnoException).code
-        problem('schema.missing', `${entry.schema}: ${code === 'ENOENT' ? 'no such file' : describeError(error)}`, registryFile, manifestLines.lineOf(`${at}/schema`))
+        if (!(error instanceof FileRefusedError)) throw error
+        problem(error.errno === 'ENOENT' ? 'schema.missing' : 'schema.unreadable', `${entry.schema}: ${error.reason}`, registryFile, manifestLines.lineOf(`${at}/schema`))
         return
       }
       try {

@@ -1,6 +1,7 @@
-import {readFileSync, realpathSync} from 'node:fs'
+import {realpathSync} from 'node:fs'
 import {dirname, isAbsolute, relative, resolve} from 'node:path'
 
+import {readBoundedText, type FileKind} from '../cli/bounded-file.js'
 import {UsageError, describeError} from '../errors.js'
 import {refProblems} from './refs.js'
 
@@ -41,7 +42,7 @@ export interface ReadManifestOptions {
 /** Reads the manifest and every schema it names; throws UsageError at the first unusable one. */
 export function readManifest(path: string, options: ReadManifestOptions = {}): Manifest {
   const registryPath = resolve(path)
-  const raw = readJsonFile(registryPath, 'registry').value
+  const raw = readJsonFile(registryPath, 'registry', 'registry').value
   const list = (raw as {schemas?: unknown})?.schemas
   if (!Array.isArray(list)) throw new UsageError(`${path}: not a babelqueue registry (expected {"schemas": [{"urn": ..., "schema": ...}]})`, 'registry')
   const entries: ManifestEntry[] = []
@@ -56,7 +57,7 @@ export function readManifest(path: string, options: ReadManifestOptions = {}): M
       const schemaPath = entryPath(registryPath, entry.schema)
       if (options.confined && schemaPath === undefined) throw new UsageError(`${path}: schemas[${index}] (${entry.urn}) points outside the registry's folder: ${entry.schema}`, 'registry')
       const file = schemaPath ?? resolve(dirname(registryPath), entry.schema)
-      const {value, text} = readJsonFile(file, `schema for ${entry.urn}`)
+      const {value, text} = readJsonFile(file, `schema for ${entry.urn}`, 'schema')
       entries.push({...meta, schemaPath: file, file: entry.schema, schema: value, text})
     } else if (typeof entry.schema === 'object' && entry.schema !== null) {
       entries.push({...meta, schemaPath: `${registryPath}#/schemas/${index}/schema`, schema: entry.schema})
@@ -99,15 +100,12 @@ function within(folder: string, target: string): boolean {
   return !(inside === '' || inside.startsWith('..') || isAbsolute(inside))
 }
 
-/** Reads and parses a JSON file (a UTF-8 byte order mark allowed); UsageError naming it otherwise. */
-export function readJsonFile(path: string, what: string): {value: unknown; text: string} {
-  let text: string
-  try {
-    text = readFileSync(path, 'utf8')
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code
-    throw new UsageError(`cannot read ${what} ${path}: ${code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'is a directory' : describeError(error)}`, 'registry')
-  }
+/**
+ * Reads (bounded by `kind`'s cap, bounded-file.ts) and parses a JSON file (a UTF-8 byte order
+ * mark allowed); UsageError naming it as `what` otherwise.
+ */
+export function readJsonFile(path: string, what: string, kind: FileKind): {value: unknown; text: string} {
+  const text = readBoundedText(path, kind, {what, code: 'registry'})
   return {value: parseJsonText(text, `${what} ${path}`), text}
 }
 

@@ -13,7 +13,7 @@
  * stored entry when the read began), so a read is bounded and never waits for new messages.
  */
 import {pulsarNativeFields} from './binding.js'
-import {pulsarAppHeaders} from './app-headers.js'
+import {PULSAR_CLIENT_PROPERTIES, pulsarAppHeaders} from './app-headers.js'
 import type {BrokerMessage} from '../adapter.js'
 import type {InternalStats, PulsarAdmin} from './admin.js'
 import {comparePositions, decodeMessageId, encodeMessageId, formatPosition, inDeletedRanges, parseDeletedRanges, parsePosition, type Position} from './message-id.js'
@@ -22,8 +22,8 @@ import {Inbox, type WsMessage} from './websocket.js'
 
 /** A native dead-letter topic's messages carry these properties (set by Pulsar's DLQ producer). */
 export const NATIVE_DLQ_REASON = 'max_redeliver_count'
-const REAL_TOPIC = 'REAL_TOPIC'
-const ORIGIN_MESSAGE_ID = 'ORIGIN_MESSAGE_ID'
+const REAL_TOPIC = PULSAR_CLIENT_PROPERTIES.realTopic
+const ORIGIN_MESSAGE_ID = PULSAR_CLIENT_PROPERTIES.originMessageId
 
 /** How long a reader may stay silent while the view says more messages exist. */
 export const READ_IDLE_MS = 15_000

@@ -6,10 +6,10 @@
  * context refuses it). A failed handshake becomes one line that names the reason and the option
  * that fixes it (`tlsFailure`).
  */
-import {readFileSync} from 'node:fs'
 import {isIP} from 'node:net'
 import {type ConnectionOptions, createSecureContext} from 'node:tls'
 
+import {readBoundedText} from '../../cli/bounded-file.js'
 import {ConnectionError, UsageError, describeError} from '../../errors.js'
 
 /** The URL parameters this module owns; each broker's url.ts adds them to its known ones. */
@@ -187,12 +187,7 @@ function nonEmpty(value: string | null, name: string, displayUrl: string): strin
 }
 
 function readPem(path: string, name: string, displayUrl: string): string {
-  let text: string
-  try {
-    text = readFileSync(path, 'utf8')
-  } catch (error) {
-    throw new UsageError(`${displayUrl}: cannot read ${name}=${path}: ${describeError(error)}`)
-  }
+  const text = readBoundedText(path, name === 'key' ? 'key' : 'certificate', {what: `${name}=${path}`, label: '', prefix: `${displayUrl}: `})
   if (!text.includes('-----BEGIN ')) throw new UsageError(`${displayUrl}: ${name}=${path} is not a PEM file (expected -----BEGIN …-----)`)
   return text
 }
