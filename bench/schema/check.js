@@ -7,6 +7,8 @@ import {loadavg} from 'node:os'
 import path from 'node:path'
 import {fileURLToPath} from 'node:url'
 
+import {sampleSchema as schema} from './sample-schema.js'
+
 const here = path.dirname(fileURLToPath(import.meta.url))
 const root = path.resolve(here, '..', '..')
 const bin = path.join(root, 'bin', 'run.js')
@@ -16,28 +18,6 @@ const runs = numbers[1] ?? 5
 const beforeAt = process.argv.indexOf('--before')
 const beforeBin = beforeAt > 0 ? path.resolve(process.argv[beforeAt + 1], 'bin', 'run.js') : undefined
 const dir = path.join(root, 'bench', 'tmp', `check-registry-${count}`)
-
-/** The same shape as bench/schema/bench.js: nested objects, arrays, enums, a definition used through $refs, a format, a pattern. */
-function schema(i) {
-  return {
-    $schema: 'http://json-schema.org/draft-07/schema#',
-    type: 'object',
-    required: ['id', 'amount', 'status'],
-    definitions: {money: {type: 'object', required: ['value', 'currency'], properties: {value: {type: 'number', minimum: 0}, currency: {enum: ['EUR', 'USD', 'TRY']}}, additionalProperties: false}},
-    properties: {
-      id: {type: 'integer', minimum: 1},
-      amount: {$ref: '#/definitions/money'},
-      status: {type: 'string', enum: ['new', 'paid', 'shipped', 'cancelled']},
-      note: {type: 'string', maxLength: 500},
-      email: {type: 'string', format: 'email', 'x-gdpr-sensitive': 'email'},
-      tags: {type: 'array', items: {type: 'string', minLength: 1}, maxItems: 20, uniqueItems: true},
-      lines: {type: 'array', items: {type: 'object', required: ['sku', 'qty'], properties: {sku: {type: 'string', pattern: '^[A-Z0-9-]+$'}, qty: {type: 'integer', minimum: 1}, price: {$ref: '#/definitions/money'}}}},
-      shipping: {type: 'object', properties: {street: {type: 'string', 'x-gdpr-sensitive': true}, city: {type: 'string'}, country: {type: 'string', minLength: 2, maxLength: 2}}},
-      [`field_${i}`]: {type: ['string', 'null']},
-    },
-    additionalProperties: false,
-  }
-}
 
 rmSync(dir, {recursive: true, force: true})
 mkdirSync(path.join(dir, 'schemas'), {recursive: true})
