@@ -7,7 +7,7 @@ import assert from 'node:assert/strict'
 import {describe, test} from 'node:test'
 
 import {compareSchemas} from '../../src/lib/schema/compat.js'
-import {findWitness, validatorOf} from '../../src/lib/schema/compat-witness.js'
+import {findWitness, seeded, validatorOf} from '../../src/lib/schema/compat-witness.js'
 import {newAjv} from '../../src/lib/schema/registry.js'
 import {nextUrn} from '../../src/lib/schema/compat-registry.js'
 import {BqError} from '../../src/lib/errors.js'
@@ -253,13 +253,7 @@ describe('schema compat rules', () => {
  */
 describe('schema compat agrees with the validator', () => {
   test('no compatible verdict has a witness (10,000 seeded pairs)', () => {
-    let seed = 20261204
-    const random = () => {
-      seed = (seed + 0x6d2b79f5) | 0
-      let t = Math.imul(seed ^ (seed >>> 15), 1 | seed)
-      t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
-      return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-    }
+    const random = seeded(20261204)
     const pick = <T>(list: T[]): T => list[Math.floor(random() * list.length)]
     const types = ['string', 'integer', 'number', 'object', 'array', 'boolean', 'null']
     const gen: Record<string, (depth: number) => unknown> = {

@@ -10,6 +10,7 @@ import {readFileSync, readdirSync} from 'node:fs'
 import path from 'node:path'
 
 import {proveCompiles} from '../../src/lib/schema/compiles.js'
+import {seeded} from '../../src/lib/schema/compat-witness.js'
 import {compile, newAjv} from '../../src/lib/schema/registry.js'
 import {refProblems} from '../../src/lib/schema/refs.js'
 import {registryExamplesDir} from '../support/conformance.js'
@@ -63,13 +64,7 @@ describe('proving a schema compiles without compiling it', () => {
   })
 
   test('the same verdict on 1,200 seeded random schemas', () => {
-    let seed = 20261206
-    const random = () => {
-      seed = (seed + 0x6d2b79f5) | 0
-      let t = Math.imul(seed ^ (seed >>> 15), 1 | seed)
-      t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
-      return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-    }
+    const random = seeded(20261206)
     const pick = <T>(list: T[]): T => list[Math.floor(random() * list.length)]
     const odd = () => pick<unknown>([-1, 1.5, 'x', null, [], {}, true, [1, 1]])
     const types = ['string', 'integer', 'number', 'object', 'array', 'boolean', 'null', 'strng']

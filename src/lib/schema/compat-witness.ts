@@ -233,8 +233,8 @@ class Generator {
   }
 }
 
-/** A small seeded generator (mulberry32): the same schemas give the same search. */
-function seeded(seed: number): () => number {
+/** A small seeded generator (mulberry32): the same schemas give the same search (and the tests' seeded corpora). */
+export function seeded(seed: number): () => number {
   let state = seed | 0
   return () => {
     state = (state + 0x6d2b79f5) | 0
