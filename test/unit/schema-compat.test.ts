@@ -182,12 +182,12 @@ describe('schema compat: witnessed breaks', () => {
     })
   }
 
-  test('an enum of 300,000 values compares in linear time', () => {
+  // A quadratic comparison of 300,000 values would run for many minutes: the timeout catches that
+  // without asserting a speed (a busy machine must not fail it; bench/ measures speed).
+  test('an enum of 300,000 values compares in linear time', {timeout: 180_000}, () => {
     const values = Array.from({length: 300_000}, (_, i) => `v${i}`)
-    const started = performance.now()
     const result = compareSchemas({type: 'string', enum: values}, {type: 'string', enum: [...values, 'extra']})
     assert.equal(result.findings.length, 0)
-    assert.ok(performance.now() - started < 5000, `took ${Math.round(performance.now() - started)} ms`)
   })
 })
 
@@ -304,7 +304,6 @@ describe('schema compat agrees with the validator', () => {
     }
     const probes = [null, true, false, 0, 1, 2, 3, 2.5, 0.3, -1, 10, 3000000000, 1e21, 'a', 'b', 'ab', 'x', '', 'a\nb', [], [1], ['a', 'a'], [1, 'a'], {}, {a: 1}, {a: 'a'}, {b: 1}, {a: 1, b: 2}, {x1: 1}, {ab: 'a'}, {a: [], b: {}}]
     let compatible = 0
-    const started = performance.now()
     for (let i = 0; i < 10_000; i++) {
       const old = document()
       const next = (random() < 0.2 ? document() : {...(mutate(structuredClone(old)) as object), definitions: random() < 0.3 ? {p: definition(), q: definition()} : structuredClone(old.definitions)}) as Record<string, unknown>
@@ -326,6 +325,5 @@ describe('schema compat agrees with the validator', () => {
       assert.equal(witness, undefined, `compatible, yet the witness ${JSON.stringify(witness?.value)} breaks: ${JSON.stringify(old)} → ${JSON.stringify(next)}`)
     }
     assert.ok(compatible > 500, `only ${compatible} compatible pairs were checked`)
-    assert.ok(performance.now() - started < 60_000)
   })
 })
