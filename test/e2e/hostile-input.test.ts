@@ -5,6 +5,7 @@
  */
 import {after, before, describe, test} from 'node:test'
 import assert from 'node:assert/strict'
+import {execFileSync} from 'node:child_process'
 import {mkdtempSync, mkdirSync, rmSync, symlinkSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import path from 'node:path'
@@ -51,6 +52,15 @@ describe('validate: inputs that never end or repeat', () => {
     assert.match(result.stdout, /16 MiB/)
   })
 
+  test('a FIFO nobody writes to is refused at once, not waited on (stdin is -)', async () => {
+    const fifo = path.join(dir, 'validate.fifo')
+    execFileSync('mkfifo', [fifo])
+    const result = await runBq(['validate', fifo], {timeoutMs: 15_000})
+    assert.equal(result.code, 1, result.stdout + result.stderr)
+    assert.match(result.stdout, /is a FIFO \(named pipe\), not a regular file \(use - to read stdin\)\s+\[input\.not_regular\]/)
+    assert.ok(!hasStackTrace(result.stderr))
+  })
+
   test('a glob through a symlink loop counts each file once', async () => {
     const root = path.join(dir, 'loop')
     mkdirSync(path.join(root, 'sub'), {recursive: true})
@@ -83,6 +93,14 @@ describe('publish: data that never ends or is too big', () => {
     assert.equal(hasStackTrace(result.stderr), false)
     const json = await runBq(['publish', 'urn:babel:orders:created', '-q', 'orders', '--data-file', '/dev/zero', '-b', broker(), '--json'], {timeoutMs: 60_000})
     assert.equal(JSON.parse(json.stdout).error.code, 'input.too_large')
+  })
+
+  test('--data-file naming a FIFO nobody writes to is refused at once, nothing published', async () => {
+    const fifo = path.join(dir, 'data.fifo')
+    execFileSync('mkfifo', [fifo])
+    const result = await runBq(['publish', 'urn:babel:orders:created', '-q', 'orders', '--data-file', fifo, '-b', broker()], {timeoutMs: 15_000})
+    assert.equal(result.code, 2, result.stderr)
+    assert.equal(result.stderr.trim(), `Error: cannot read --data-file ${fifo}: it is a FIFO (named pipe), not a regular file (pipe the data to stdin instead); nothing was published`)
   })
 
   test('stdin above the limit is refused; a directory is a one-line error; nothing was published', async () => {

@@ -1,4 +1,4 @@
-import {createReadStream} from 'node:fs'
+import {createReadStream, statSync} from 'node:fs'
 import type {Readable} from 'node:stream'
 
 import {UsageError} from '../errors.js'
@@ -37,6 +37,10 @@ export async function readStdinIfPiped(limit = MAX_MESSAGE_BYTES): Promise<Buffe
 /** Reads a file named on the command line (`--data-file`), bounded like stdin. */
 export async function readInputFile(file: string, flag: string, limit = MAX_MESSAGE_BYTES): Promise<Buffer> {
   try {
+    // Opening a FIFO nobody writes to (or a socket) blocks for ever; a device such as /dev/zero
+    // is read, up to the limit.
+    const stats = statSync(file)
+    if (stats.isFIFO() || stats.isSocket()) throw new UsageError(`cannot read ${flag} ${file}: it is a ${stats.isFIFO() ? 'FIFO (named pipe)' : 'socket'}, not a regular file (pipe the data to stdin instead); nothing was published`, 'input.not_regular')
     return await readBounded(createReadStream(file), `${flag} ${file}`, limit)
   } catch (error) {
     if (error instanceof UsageError) throw error

@@ -42,8 +42,14 @@ export async function readMessages(path: string, onMessage: OnMessage, options: 
     stream = options.stdin ?? process.stdin
   } else {
     try {
-      if (statSync(path).isDirectory()) {
+      const stats = statSync(path)
+      if (stats.isDirectory()) {
         onMessage({source, line: 0, readError: {code: 'input.directory', message: 'is a directory'}})
+        return
+      }
+      // Opening a FIFO nobody writes to (or a socket) blocks for ever; stdin is what `-` is for.
+      if (stats.isFIFO() || stats.isSocket()) {
+        onMessage({source, line: 0, readError: {code: 'input.not_regular', message: `is a ${stats.isFIFO() ? 'FIFO (named pipe)' : 'socket'}, not a regular file (use - to read stdin)`}})
         return
       }
     } catch (error) {
