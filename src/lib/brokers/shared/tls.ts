@@ -7,7 +7,8 @@
  * that fixes it (`tlsFailure`).
  */
 import {isIP} from 'node:net'
-import {type ConnectionOptions, createSecureContext} from 'node:tls'
+import {createRequire} from 'node:module'
+import type {ConnectionOptions} from 'node:tls'
 
 import {readBoundedText} from '../../cli/bounded-file.js'
 import {ConnectionError, UsageError, describeError} from '../../errors.js'
@@ -195,6 +196,9 @@ function readPem(path: string, name: string, displayUrl: string): string {
 /** Node's own check of the PEMs (parses, key matches certificate), as a usage error naming the files. */
 function checkSecureContext(options: TlsSettings['options'], displayUrl: string, paths: {caPath?: string; certPath?: string; keyPath?: string}): void {
   try {
+    // node:tls (and with it crypto) loads only when a URL has TLS files: every command reads this
+    // module, most never use TLS.
+    const {createSecureContext} = createRequire(import.meta.url)('node:tls') as typeof import('node:tls')
     createSecureContext({ca: options.ca, cert: options.cert, key: options.key})
   } catch (error) {
     const message = describeError(error)
