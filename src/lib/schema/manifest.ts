@@ -47,6 +47,7 @@ export function readManifest(path: string, options: ReadManifestOptions = {}): M
   if (!Array.isArray(list)) throw new UsageError(`${path}: not a babelqueue registry (expected {"schemas": [{"urn": ..., "schema": ...}]})`, 'registry')
   const entries: ManifestEntry[] = []
   const seen = new Set<string>()
+  let realFolder: string | undefined
   list.forEach((item: unknown, index: number) => {
     const entry = item as {urn?: unknown; schema?: unknown; owner?: unknown; status?: unknown}
     if (typeof entry?.urn !== 'string' || entry.urn === '') throw new UsageError(`${path}: schemas[${index}] has no "urn"`, 'registry')
@@ -54,7 +55,7 @@ export function readManifest(path: string, options: ReadManifestOptions = {}): M
     seen.add(entry.urn)
     const meta = {urn: entry.urn, owner: stringOrUndefined(entry.owner), status: stringOrUndefined(entry.status)}
     if (typeof entry.schema === 'string') {
-      const schemaPath = entryPath(registryPath, entry.schema)
+      const schemaPath = entryPath(registryPath, entry.schema, (realFolder ??= registryRealFolder(registryPath)))
       if (options.confined && schemaPath === undefined) throw new UsageError(`${path}: schemas[${index}] (${entry.urn}) points outside the registry's folder: ${entry.schema}`, 'registry')
       const file = schemaPath ?? resolve(dirname(registryPath), entry.schema)
       const {value, text} = readJsonFile(file, `schema for ${entry.urn}`, 'schema')
@@ -74,8 +75,11 @@ export function readManifest(path: string, options: ReadManifestOptions = {}): M
   return {path: registryPath, raw: raw as Record<string, unknown>, entries}
 }
 
-/** The absolute path of an entry's file, or undefined when it lies outside the registry's folder. */
-export function entryPath(registryPath: string, file: string): string | undefined {
+/**
+ * The absolute path of an entry's file, or undefined when it lies outside the registry's folder.
+ * `realFolder`: the folder's real path (registryRealFolder), when the caller reads many entries.
+ */
+export function entryPath(registryPath: string, file: string, realFolder?: string): string | undefined {
   const folder = dirname(resolve(registryPath))
   const target = resolve(folder, file)
   if (!within(folder, target)) return undefined
@@ -86,13 +90,17 @@ export function entryPath(registryPath: string, file: string): string | undefine
   } catch {
     return target
   }
-  let realFolder: string
+  return within(realFolder ?? registryRealFolder(registryPath), real) ? target : undefined
+}
+
+/** The real path of the registry's folder (the folder itself when it has none). */
+export function registryRealFolder(registryPath: string): string {
+  const folder = dirname(resolve(registryPath))
   try {
-    realFolder = realpathSync.native(folder)
+    return realpathSync.native(folder)
   } catch {
-    realFolder = folder
+    return folder
   }
-  return within(realFolder, real) ? target : undefined
 }
 
 function within(folder: string, target: string): boolean {
