@@ -2,6 +2,8 @@
 // `bqschema check` (babelqueue-registry's cmd/bqschema) on the same generated registry of 500
 // schemas, in the same run, and where bq's time goes: node's start, oclif and the command's
 // modules, reading the registry, the $ref checks, the proofs that each schema compiles, output.
+// bq is timed cold (BQ_SCHEMA_CHECK_CACHE=off: every schema proven, as on a fresh CI machine)
+// and warm (its cache of proven schemas, src/lib/schema/check-cache.ts, filled by the first run).
 //
 // Usage: BQSCHEMA=/path/to/bqschema node bench/schema/compare.js [schemas=500] [runs=10]
 //
@@ -24,6 +26,10 @@ const count = numbers[0] ?? 500
 const runs = numbers[1] ?? 10
 const dir = path.join(root, 'bench', 'tmp', `compare-registry-${count}`)
 writeSampleRegistry(dir, count)
+// A cache folder of the bench's own, empty at the start.
+const cacheHome = path.join(root, 'bench', 'tmp', 'compare-cache')
+rmSync(cacheHome, {recursive: true, force: true})
+process.env.XDG_CACHE_HOME = cacheHome
 
 const reference = process.env.BQSCHEMA
 let referenceMissing
@@ -39,7 +45,8 @@ if (referenceMissing !== undefined) console.error(`compare.js: the Go reference 
 
 const commands = [
   ...(referenceMissing === undefined ? [{name: 'reference: `bqschema check` (Go)', argv: [reference, 'check', '--registry', 'registry.json']}] : []),
-  {name: 'bq: `bq schema check`', argv: ['node', bin, 'schema', 'check', '--registry', 'registry.json']},
+  {name: 'bq: `bq schema check`, cold (no cache)', argv: ['env', 'BQ_SCHEMA_CHECK_CACHE=off', 'node', bin, 'schema', 'check', '--registry', 'registry.json']},
+  {name: 'bq: `bq schema check`, warm (proofs cached)', argv: ['node', bin, 'schema', 'check', '--registry', 'registry.json']},
   {name: '`bq --version` (node + oclif start)', argv: ['node', bin, '--version']},
   {name: '`node -e 0` (node\'s own start)', argv: ['node', '-e', '0']},
 ]
@@ -92,7 +99,7 @@ const OUTPUT = 'output (the report)'
 function split() {
   const scratch = mkdtempSync(path.join(tmpdir(), 'bq-compare-prof-'))
   const start = process.hrtime.bigint()
-  spawnSync('node', ['--cpu-prof', '--cpu-prof-interval', '250', '--cpu-prof-dir', scratch, bin, 'schema', 'check', '--registry', 'registry.json'], {cwd: dir, stdio: 'ignore'})
+  spawnSync('node', ['--cpu-prof', '--cpu-prof-interval', '250', '--cpu-prof-dir', scratch, bin, 'schema', 'check', '--registry', 'registry.json'], {cwd: dir, stdio: 'ignore', env: {...process.env, BQ_SCHEMA_CHECK_CACHE: 'off'}})
   const wall = Number(process.hrtime.bigint() - start) / 1e6
   const profile = JSON.parse(readFileSync(path.join(scratch, readdirSync(scratch)[0]), 'utf8'))
   rmSync(scratch, {recursive: true, force: true})
@@ -133,16 +140,18 @@ const lines = [
   '',
 ]
 if (referenceMissing === undefined) {
-  const [ref, check, version, node] = timings
+  const [ref, cold, warm, version, node] = timings
+  const ratio = (run, name) => `${name}: **${(run.median / ref.median).toFixed(1)}×** (medians), ${(run.mean / ref.mean).toFixed(1)}× (means)${run.cpu !== undefined ? `, ${(run.cpu / ref.cpu).toFixed(1)}× in CPU time` : ''}.`
   lines.push(
-    `bq / reference: **${(check.median / ref.median).toFixed(1)}×** (medians), ${(check.mean / ref.mean).toFixed(1)}× (means)${check.cpu !== undefined ? `, ${(check.cpu / ref.cpu).toFixed(1)}× in CPU time` : ''}.`,
+    ratio(cold, 'bq cold / reference'),
+    ratio(warm, 'bq warm / reference'),
     `The floor, bq's start alone (\`bq --version\`) / reference: ${(version.median / ref.median).toFixed(1)}×; node's own start / reference: ${(node.median / ref.median).toFixed(1)}×.`,
     '',
   )
 } else lines.push(`No ratio: the Go reference is absent (${referenceMissing}).`, '')
 const names = Object.keys(splits[0].ms)
 lines.push(
-  `Where one \`bq schema check\` spends its time (V8 CPU profile, median of 3 profiled runs; profiling slows it: profiled wall ${s(median(splits.map((x) => x.wall)) / 1000)}):`,
+  `Where one cold \`bq schema check\` spends its time (V8 CPU profile, median of 3 profiled runs; profiling slows it: profiled wall ${s(median(splits.map((x) => x.wall)) / 1000)}):`,
   '',
   '| part | ms | share |',
   '| --- | ---: | ---: |',

@@ -5,8 +5,9 @@ import type {Ajv} from 'ajv'
 import {FileRefusedError, readBoundedText} from '../cli/bounded-file.js'
 import {UsageError, describeError} from '../errors.js'
 import {checkUrn, isUrn} from '../envelope/urn.js'
-import {entryPath, readJsonFile, registryRealFolder} from './manifest.js'
+import {entryPath, readJsonFile, registryFolder} from './manifest.js'
 import {refProblems} from './refs.js'
+import {CheckCache} from './check-cache.js'
 import {proveCompiles} from './compiles.js'
 import {precompiledMetaSchemaApplies} from './schema-document.js'
 import {SchemaLines, parseErrorLine} from './schema-lines.js'
@@ -17,7 +18,8 @@ import {SchemaLines, parseErrorLine} from './schema-lines.js'
  * registry's folder and parses, its URN is well-formed and unique, its `$ref`s resolve, and the
  * schema compiles under bq's validator (proven without generating its code: compiles.ts).
  * ajv itself is loaded only for a schema the proof leaves to it (rare), so that an ordinary
- * registry is checked in little more than bq's start (bench/schema/compare.js).
+ * registry is checked in little more than bq's start (bench/schema/compare.js); a schema text
+ * proven sound by an earlier run with the same build is not proven again (check-cache.ts).
  */
 
 export interface CheckIssue {
@@ -64,7 +66,8 @@ export async function checkRegistry(registryPath: string): Promise<RegistryCheck
   const ids = new Map<string, number>()
   const proven = new Map<string, string | undefined>()
   const entries: EntryCheck[] = []
-  let realFolder: string | undefined
+  const folderOf = registryFolder(absolute)
+  const cache = CheckCache.open(absolute, import.meta.url)
   for (const [index, item] of (list as unknown[]).entries()) {
     const entry = (item ?? {}) as {urn?: unknown; schema?: unknown}
     const at = `/schemas/${index}`
@@ -85,9 +88,9 @@ export async function checkRegistry(registryPath: string): Promise<RegistryCheck
     let sourceText: string | undefined
     let file: string
     if (typeof entry.schema === 'string') {
-      const target = resolve(folder, entry.schema)
-      check.file = file = shown(target)
-      if (entryPath(absolute, entry.schema, (realFolder ??= registryRealFolder(absolute))) === undefined) {
+      const target = entryPath(absolute, entry.schema, folderOf)
+      check.file = file = shown(target ?? resolve(folder, entry.schema))
+      if (target === undefined) {
         problem('schema.outside', `${entry.schema} points outside the registry's folder`, registryFile, manifestLines.lineOf(`${at}/schema`))
         continue
       }
@@ -97,6 +100,12 @@ export async function checkRegistry(registryPath: string): Promise<RegistryCheck
       } catch (error) {
         if (!(error instanceof FileRefusedError)) throw error
         problem(error.errno === 'ENOENT' ? 'schema.missing' : 'schema.unreadable', `${entry.schema}: ${error.reason}`, registryFile, manifestLines.lineOf(`${at}/schema`))
+        continue
+      }
+      // Proven sound by an earlier run (check-cache.ts): nothing to prove, only its $id to count.
+      const soundId = cache.soundBefore(text)
+      if (soundId !== undefined && (soundId === null || !ids.has(soundId.replace(/#$/, '')))) {
+        if (soundId !== null) ids.set(soundId.replace(/#$/, ''), index)
         continue
       }
       try {
@@ -137,19 +146,23 @@ export async function checkRegistry(registryPath: string): Promise<RegistryCheck
     let reason: string | undefined
     if (proven.has(text)) reason = proven.get(text)
     else {
+      let compiled = false
       try {
         if (!precompiledMetaSchemaApplies(schema)) await loadValidator()
         if (!proveCompiles(schema, file, () => validator!.ajv)) {
           const {ajv, compile} = await loadValidator()
           compile(ajv, schema, file)
+          compiled = true
         }
       } catch (error) {
         reason = describeError(error).replace(`${file}: `, '')
       }
       proven.set(text, reason)
+      if (reason === undefined && !compiled && sourceText !== undefined) cache.remember(sourceText, typeof id === 'string' ? id : null)
     }
     if (reason !== undefined) problem('schema.invalid', reason, file, lines.lineOf(''))
   }
+  cache.save()
   const all = entries.flatMap((e) => e.issues)
   return {registry: registryFile, entries, errors: all.filter((i) => i.severity === 'error').length, warnings: all.filter((i) => i.severity === 'warning').length}
 }

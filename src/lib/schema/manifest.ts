@@ -47,7 +47,7 @@ export function readManifest(path: string, options: ReadManifestOptions = {}): M
   if (!Array.isArray(list)) throw new UsageError(`${path}: not a babelqueue registry (expected {"schemas": [{"urn": ..., "schema": ...}]})`, 'registry')
   const entries: ManifestEntry[] = []
   const seen = new Set<string>()
-  let realFolder: string | undefined
+  let folder: RegistryFolder | undefined
   list.forEach((item: unknown, index: number) => {
     const entry = item as {urn?: unknown; schema?: unknown; owner?: unknown; status?: unknown}
     if (typeof entry?.urn !== 'string' || entry.urn === '') throw new UsageError(`${path}: schemas[${index}] has no "urn"`, 'registry')
@@ -55,7 +55,7 @@ export function readManifest(path: string, options: ReadManifestOptions = {}): M
     seen.add(entry.urn)
     const meta = {urn: entry.urn, owner: stringOrUndefined(entry.owner), status: stringOrUndefined(entry.status)}
     if (typeof entry.schema === 'string') {
-      const schemaPath = entryPath(registryPath, entry.schema, (realFolder ??= registryRealFolder(registryPath)))
+      const schemaPath = entryPath(registryPath, entry.schema, (folder ??= registryFolder(registryPath)))
       if (options.confined && schemaPath === undefined) throw new UsageError(`${path}: schemas[${index}] (${entry.urn}) points outside the registry's folder: ${entry.schema}`, 'registry')
       const file = schemaPath ?? resolve(dirname(registryPath), entry.schema)
       const {value, text} = readJsonFile(file, `schema for ${entry.urn}`, 'schema')
@@ -75,14 +75,28 @@ export function readManifest(path: string, options: ReadManifestOptions = {}): M
   return {path: registryPath, raw: raw as Record<string, unknown>, entries}
 }
 
+/** A registry's folder, as given (absolute) and real (symlinks resolved): computed once per registry. */
+export interface RegistryFolder {
+  path: string
+  real: string
+}
+
+export function registryFolder(registryPath: string): RegistryFolder {
+  const folder = dirname(resolve(registryPath))
+  try {
+    return {path: folder, real: realpathSync.native(folder)}
+  } catch {
+    return {path: folder, real: folder}
+  }
+}
+
 /**
  * The absolute path of an entry's file, or undefined when it lies outside the registry's folder.
- * `realFolder`: the folder's real path (registryRealFolder), when the caller reads many entries.
+ * `folder`: registryFolder's answer, when the caller reads many entries.
  */
-export function entryPath(registryPath: string, file: string, realFolder?: string): string | undefined {
-  const folder = dirname(resolve(registryPath))
-  const target = resolve(folder, file)
-  if (!within(folder, target)) return undefined
+export function entryPath(registryPath: string, file: string, folder: RegistryFolder = registryFolder(registryPath)): string | undefined {
+  const target = resolve(folder.path, file)
+  if (!within(folder.path, target)) return undefined
   // A symlink inside the folder that leads out of it is outside too: real paths are compared.
   let real: string
   try {
@@ -90,17 +104,7 @@ export function entryPath(registryPath: string, file: string, realFolder?: strin
   } catch {
     return target
   }
-  return within(realFolder ?? registryRealFolder(registryPath), real) ? target : undefined
-}
-
-/** The real path of the registry's folder (the folder itself when it has none). */
-export function registryRealFolder(registryPath: string): string {
-  const folder = dirname(resolve(registryPath))
-  try {
-    return realpathSync.native(folder)
-  } catch {
-    return folder
-  }
+  return within(folder.real, real) ? target : undefined
 }
 
 function within(folder: string, target: string): boolean {

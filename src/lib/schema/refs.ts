@@ -124,7 +124,8 @@ export function walk(node: unknown, path: Array<string | number>, visit: (node: 
     }
     if (!isSchemaObject(value)) return
     visit(value, at)
-    for (const key of Object.keys(value)) {
+    // for…in: a parsed schema's own keys (JSON has no inherited ones), without an array per node.
+    for (const key in value) {
       // enum, const, examples and default hold data, not schemas: a "$ref" key in them is a value.
       if (key === 'enum' || key === 'const' || key === 'examples' || key === 'default') continue
       const child = value[key]

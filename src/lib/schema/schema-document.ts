@@ -85,29 +85,37 @@ export function precompiledMetaSchemaApplies(schema: unknown): boolean {
 /** An enum this long or shorter is left whole: ajv's pairwise uniqueItems on it is cheap. */
 const SHORT_ENUM = 16
 
+/** Where shortenEnums is, as a chain of keys: the JSON pointer is spelled out only for a repeat. */
+interface Place {
+  parent?: Place
+  key: string | number
+}
+const pointerOf = (place: Place | undefined): string => (place === undefined ? '' : `${pointerOf(place.parent)}/${String(place.key).replace(/~/g, '~0').replace(/\//g, '~1')}`)
+
 /**
  * The schema with each long enum cut to its first value (after checking it for repeats); the
  * parts without one are the schema's own objects, not copies (less to allocate per schema).
  */
-function shortenEnums(node: unknown, onRepeat: (pointer: string) => void, pointer = ''): unknown {
+function shortenEnums(node: unknown, onRepeat: (pointer: string) => void, place?: Place): unknown {
   if (Array.isArray(node)) {
     let out: unknown[] | undefined
-    node.forEach((item, i) => {
-      const shortened = shortenEnums(item, onRepeat, `${pointer}/${i}`)
+    for (let i = 0; i < node.length; i++) {
+      const item: unknown = node[i]
+      const shortened = typeof item === 'object' && item !== null ? shortenEnums(item, onRepeat, {parent: place, key: i}) : item
       if (shortened !== item) (out ??= [...node])[i] = shortened
-    })
+    }
     return out ?? node
   }
   if (!isSchemaObject(node)) return node
   let out: Record<string, unknown> | undefined
-  for (const [key, value] of Object.entries(node)) {
+  for (const key in node) {
     if (key === 'const' || key === 'default' || key === 'examples') continue
-    const at = `${pointer}/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`
+    const value = node[key]
     let shortened = value
     if (key === 'enum' && Array.isArray(value) && value.length > 0) {
-      if (new Set(value.map(canonical)).size !== value.length) onRepeat(at)
+      if (new Set(value.map(canonical)).size !== value.length) onRepeat(pointerOf({parent: place, key}))
       if (value.length > SHORT_ENUM) shortened = [value[0]]
-    } else if (typeof value === 'object' && value !== null) shortened = shortenEnums(value, onRepeat, at)
+    } else if (typeof value === 'object' && value !== null) shortened = shortenEnums(value, onRepeat, {parent: place, key})
     if (shortened !== value) (out ??= {...node})[key] = shortened
   }
   return out ?? node
