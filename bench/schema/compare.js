@@ -61,15 +61,28 @@ const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.l
 const hasHyperfine = spawnSync('hyperfine', ['--version']).status === 0
 const timings = hasHyperfine ? withHyperfine() : interleaved()
 
+// hyperfine runs one command's runs back to back; on a shared machine a burst of load then falls
+// on one command only. So it is called in rounds (two runs of each command per round, after one
+// warm-up), and each command's times are gathered over all the rounds.
 function withHyperfine() {
   const scratch = mkdtempSync(path.join(tmpdir(), 'bq-compare-'))
   const json = path.join(scratch, 'times.json')
   const quote = (arg) => (/^[\w./:=-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, "'\\''")}'`)
-  const result = spawnSync('hyperfine', ['-N', '--style', 'none', '-w', '2', '-r', String(runs), '--export-json', json, ...commands.map((c) => c.argv.map(quote).join(' '))], {cwd: dir, encoding: 'utf8'})
-  if (result.status !== 0) throw new Error(`hyperfine failed: ${result.stderr}`)
-  const {results} = JSON.parse(readFileSync(json, 'utf8'))
+  const gathered = commands.map(() => ({times: [], cpu: 0}))
+  for (let round = 0; round < Math.ceil(runs / 2); round++) {
+    const result = spawnSync('hyperfine', ['-N', '--style', 'none', '-w', '1', '-r', '2', '--export-json', json, ...commands.map((c) => c.argv.map(quote).join(' '))], {cwd: dir, encoding: 'utf8'})
+    if (result.status !== 0) throw new Error(`hyperfine failed: ${result.stderr}`)
+    JSON.parse(readFileSync(json, 'utf8')).results.forEach((r, i) => {
+      gathered[i].times.push(...r.times)
+      gathered[i].cpu += (r.user + r.system) * r.times.length
+    })
+  }
   rmSync(scratch, {recursive: true, force: true})
-  return results.map((r) => ({median: r.median, mean: r.mean, stddev: r.stddev, cpu: r.user + r.system}))
+  return gathered.map(({times, cpu}) => {
+    const mean = times.reduce((a, b) => a + b, 0) / times.length
+    const stddev = Math.sqrt(times.reduce((a, b) => a + (b - mean) ** 2, 0) / (times.length - 1))
+    return {median: median(times), mean, stddev, cpu: cpu / times.length}
+  })
 }
 
 // Interleaved, so that load on a shared machine falls on each alike.
@@ -130,7 +143,7 @@ const nodeVersion = process.version
 const go = referenceMissing === undefined ? spawnSync('go', ['version'], {encoding: 'utf8'}).stdout?.trim() : undefined
 const s = (seconds) => (seconds === undefined ? '–' : `${(seconds * 1000).toFixed(0)} ms`)
 const lines = [
-  `### bench/schema/compare.js — ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, ${count} schemas, ${runs} runs each (${hasHyperfine ? 'hyperfine -N' : 'interleaved, median'})`,
+  `### bench/schema/compare.js — ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, ${count} schemas, ${runs} runs each (${hasHyperfine ? 'hyperfine -N, in rounds of 2 runs each' : 'interleaved, median'})`,
   '',
   `Machine: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, Node ${nodeVersion}${go ? `, reference built with ${go}` : ''}; bq at ${commit}${dirty ? ' (with uncommitted changes)' : ''}.`,
   '',

@@ -1,5 +1,5 @@
 import {realpathSync} from 'node:fs'
-import {dirname, isAbsolute, relative, resolve} from 'node:path'
+import {dirname, isAbsolute, relative, resolve, sep} from 'node:path'
 
 import {readBoundedText, type FileKind} from '../cli/bounded-file.js'
 import {UsageError, describeError} from '../errors.js'
@@ -107,7 +107,14 @@ export function entryPath(registryPath: string, file: string, folder: RegistryFo
   return within(folder.real, real) ? target : undefined
 }
 
+/** Both paths absolute and normalized (resolve's or realpath's answers). */
 function within(folder: string, target: string): boolean {
+  // On POSIX, path.relative of two such paths is the rest of `target` after `folder/` when it
+  // starts so, else a path up through `..`: the same answer without resolving both again.
+  if (sep === '/') {
+    const prefix = folder.endsWith('/') ? folder : `${folder}/`
+    return target.startsWith(prefix) && target.length > prefix.length && !target.startsWith('..', prefix.length)
+  }
   const inside = relative(folder, target)
   return !(inside === '' || inside.startsWith('..') || isAbsolute(inside))
 }

@@ -12,7 +12,10 @@ export const isSchemaObject = (value: unknown): value is Schema => typeof value 
 export function pointerSegments(ref: string): string[] | undefined {
   if (ref === '#') return []
   if (!ref.startsWith('#/')) return undefined
-  return ref.slice(2).split('/').map((raw) => safeDecode(raw).replace(/~1/g, '/').replace(/~0/g, '~'))
+  const body = ref.slice(2)
+  // Nothing to decode or unescape (most pointers): the segments as they are.
+  if (!body.includes('%') && !body.includes('~')) return body.split('/')
+  return body.split('/').map((raw) => safeDecode(raw).replace(/~1/g, '/').replace(/~0/g, '~'))
 }
 
 /** A plain-name fragment (`#address`): draft-07 names a subschema by giving it `"$id": "#address"`. */
