@@ -5,7 +5,9 @@
 // bq is timed cold (BQ_SCHEMA_CHECK_CACHE=off: every schema proven, as on a fresh CI machine)
 // and warm (its cache of proven schemas, src/lib/schema/check-cache.ts, filled by the first run).
 //
-// Usage: BQSCHEMA=/path/to/bqschema node bench/schema/compare.js [schemas=500] [runs=10]
+// Usage: BQSCHEMA=/path/to/bqschema node bench/schema/compare.js [schemas=500] [runs=10] [--before <package dir>]
+// (--before: also time an earlier build's bin/run.js, e.g. a `git archive` of an older commit built
+// under bench/tmp/, as bench/schema/check.js does.)
 //
 // The reference is not part of bq: build it from its public source with Go (see bench/RESULTS.md)
 // and name the binary in BQSCHEMA. Without it the bench says so and times bq alone. Timing is
@@ -24,6 +26,8 @@ const bin = path.join(root, 'bin', 'run.js')
 const numbers = process.argv.slice(2).filter((a) => /^\d+$/.test(a)).map(Number)
 const count = numbers[0] ?? 500
 const runs = numbers[1] ?? 10
+const beforeAt = process.argv.indexOf('--before')
+const beforeBin = beforeAt > 0 ? path.resolve(process.argv[beforeAt + 1], 'bin', 'run.js') : undefined
 const dir = path.join(root, 'bench', 'tmp', `compare-registry-${count}`)
 writeSampleRegistry(dir, count)
 // A cache folder of the bench's own, empty at the start.
@@ -44,11 +48,12 @@ else {
 if (referenceMissing !== undefined) console.error(`compare.js: the Go reference is absent (${referenceMissing}): bq is timed alone, no ratio. Build bqschema and set BQSCHEMA=/path/to/bqschema.`)
 
 const commands = [
-  ...(referenceMissing === undefined ? [{name: 'reference: `bqschema check` (Go)', argv: [reference, 'check', '--registry', 'registry.json']}] : []),
-  {name: 'bq: `bq schema check`, cold (no cache)', argv: ['env', 'BQ_SCHEMA_CHECK_CACHE=off', 'node', bin, 'schema', 'check', '--registry', 'registry.json']},
-  {name: 'bq: `bq schema check`, warm (proofs cached)', argv: ['node', bin, 'schema', 'check', '--registry', 'registry.json']},
-  {name: '`bq --version` (node + oclif start)', argv: ['node', bin, '--version']},
-  {name: '`node -e 0` (node\'s own start)', argv: ['node', '-e', '0']},
+  ...(referenceMissing === undefined ? [{key: 'ref', name: 'reference: `bqschema check` (Go)', argv: [reference, 'check', '--registry', 'registry.json']}] : []),
+  ...(beforeBin ? [{key: 'before', name: `before: \`bq schema check\` (${path.relative(root, beforeBin)})`, argv: ['node', beforeBin, 'schema', 'check', '--registry', 'registry.json']}] : []),
+  {key: 'cold', name: 'bq: `bq schema check`, cold (no cache)', argv: ['env', 'BQ_SCHEMA_CHECK_CACHE=off', 'node', bin, 'schema', 'check', '--registry', 'registry.json']},
+  {key: 'warm', name: 'bq: `bq schema check`, warm (proofs cached)', argv: ['node', bin, 'schema', 'check', '--registry', 'registry.json']},
+  {key: 'version', name: '`bq --version` (node + oclif start)', argv: ['node', bin, '--version']},
+  {key: 'node', name: '`node -e 0` (node\'s own start)', argv: ['node', '-e', '0']},
 ]
 
 // Every command must succeed on the registry, or the times mean nothing.
@@ -153,9 +158,10 @@ const lines = [
   '',
 ]
 if (referenceMissing === undefined) {
-  const [ref, cold, warm, version, node] = timings
+  const {ref, before, cold, warm, version, node} = Object.fromEntries(commands.map((c, i) => [c.key, timings[i]]))
   const ratio = (run, name) => `${name}: **${(run.median / ref.median).toFixed(1)}×** (medians), ${(run.mean / ref.mean).toFixed(1)}× (means)${run.cpu !== undefined ? `, ${(run.cpu / ref.cpu).toFixed(1)}× in CPU time` : ''}.`
   lines.push(
+    ...(before ? [ratio(before, 'before / reference')] : []),
     ratio(cold, 'bq cold / reference'),
     ratio(warm, 'bq warm / reference'),
     `The floor, bq's start alone (\`bq --version\`) / reference: ${(version.median / ref.median).toFixed(1)}×; node's own start / reference: ${(node.median / ref.median).toFixed(1)}×.`,
