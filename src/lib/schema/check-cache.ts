@@ -13,7 +13,8 @@ import {dirname, isAbsolute, join} from 'node:path'
  * - The key is a SHA-256 of the schema's exact text and of the code that judged it: the bundle's
  *   chunk of check.ts (`code`: its name carries esbuild's hash of its content and of every chunk
  *   it imports, the precompiled meta-schema among them), re2js's version (patterns) and Node's
- *   (the pattern syntax check). A schema compiled by ajv for real is not remembered. Run from
+ *   (the pattern syntax check). A schema that ajv judged (compiled for real, or a `$schema`
+ *   spelling the precompiled meta-schema check leaves to ajv) is not remembered. Run from
  *   the sources (no bundle, so no hash of the code), nothing is remembered.
  * - One file per registry, `$XDG_CACHE_HOME/bq/schema-check/<hash of the registry's path>.json`
  *   (else `~/.cache/bq/…`), rewritten (atomically) with the current run's sound schemas only.

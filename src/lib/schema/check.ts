@@ -158,7 +158,9 @@ export async function checkRegistry(registryPath: string): Promise<RegistryCheck
         reason = describeError(error).replace(`${file}: `, '')
       }
       proven.set(text, reason)
-      if (reason === undefined && !compiled && sourceText !== undefined) cache.remember(sourceText, typeof id === 'string' ? id : null)
+      // Remembered: what bq's own build proved (not ajv's compile, nor ajv's meta-schema check of an
+      // unusual $schema spelling, both of which depend on the ajv installed beside it).
+      if (reason === undefined && !compiled && sourceText !== undefined && precompiledMetaSchemaApplies(schema)) cache.remember(sourceText, typeof id === 'string' ? id : null)
     }
     if (reason !== undefined) problem('schema.invalid', reason, file, lines.lineOf(''))
   }
