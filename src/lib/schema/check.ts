@@ -9,7 +9,7 @@ import {entryPath, readJsonFile, registryFolder} from './manifest.js'
 import {refProblems} from './refs.js'
 import {CheckCache} from './check-cache.js'
 import {proveCompiles} from './compiles.js'
-import {precompiledMetaSchemaApplies} from './schema-document.js'
+import {precompiledMetaSchemaApplies, requireShallow} from './schema-document.js'
 import {SchemaLines, parseErrorLine} from './schema-lines.js'
 
 /**
@@ -128,6 +128,13 @@ export async function checkRegistry(registryPath: string): Promise<RegistryCheck
       // true/false are JSON Schemas, but a data schema that accepts everything (or nothing) is a
       // mistake, and AsyncAPI (export-asyncapi) cannot carry one.
       problem('schema.not_object', `the schema is ${JSON.stringify(schema)}: a data schema is an object`, file, 1)
+      continue
+    }
+    // Before any walk over it: a schema nested deeper than the walkers go is one problem, not a crash.
+    try {
+      requireShallow(schema, file)
+    } catch (error) {
+      problem('schema.invalid', describeError(error).replace(`${file}: `, ''), file, 1)
       continue
     }
     const refs = refProblems(schema)
