@@ -4,6 +4,10 @@
 // the oclif plugins (oclif loads those itself). Code bq imports lazily (a broker adapter, the
 // schema registry) becomes its own chunk under dist/chunks/.
 import {build} from 'esbuild'
+import path from 'node:path'
+
+// tsc has just compiled the sources to dist/ (npm run build): the generator runs from there.
+const {metaSchemaValidatorCode} = await import('../dist/lib/schema/meta-schema-code.js')
 
 const lazyPackages = [
   '@aws-sdk/*', '@azure/*', 'amqplib', 'better-sqlite3', 'ioredis', 'kafkajs', 'rhea', 'ws',
@@ -27,7 +31,28 @@ await build({
   // Less source for V8 to read at every start. Identifiers keep their names (stack traces,
   // profiles, oclif's class names) without esbuild's keepNames, whose helper renames every
   // closure each time it is created: a third of validate's time per message.
+  plugins: [precompiledMetaSchema()],
   minifyWhitespace: true,
   minifySyntax: true,
   logLevel: 'warning',
 })
+
+/**
+ * Puts draft-07's meta-schema validator, as ajv standalone code, in place of the placeholder
+ * module src/lib/schema/precompiled-meta-schema.ts (which says why). The generated code is
+ * CommonJS that requires ajv's small runtime helpers (external, from node_modules).
+ */
+function precompiledMetaSchema() {
+  const placeholder = path.resolve('src/lib/schema/precompiled-meta-schema.ts')
+  return {
+    name: 'bq-precompiled-meta-schema',
+    setup(build) {
+      build.onLoad({filter: /precompiled-meta-schema\.ts$/}, (args) => {
+        if (path.resolve(args.path) !== placeholder) return undefined
+        return {contents: "import validate from 'bq-generated:draft-07-meta-schema'\nexport const precompiledMetaSchema = validate\n", loader: 'js'}
+      })
+      build.onResolve({filter: /^bq-generated:/}, (args) => ({path: args.path, namespace: 'bq-generated'}))
+      build.onLoad({filter: /.*/, namespace: 'bq-generated'}, () => ({contents: metaSchemaValidatorCode(), loader: 'js', resolveDir: path.resolve('.')}))
+    },
+  }
+}

@@ -2,12 +2,11 @@
 // bench/schema/bench.js), this build against an earlier build's bin/run.js in the same run.
 // Usage: node bench/schema/check.js [schemas=500] [--before <package dir>] [runs=5]
 import {spawnSync} from 'node:child_process'
-import {mkdirSync, rmSync, writeFileSync} from 'node:fs'
 import {loadavg} from 'node:os'
 import path from 'node:path'
 import {fileURLToPath} from 'node:url'
 
-import {sampleSchema as schema} from './sample-schema.js'
+import {writeSampleRegistry} from './sample-schema.js'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const root = path.resolve(here, '..', '..')
@@ -19,14 +18,7 @@ const beforeAt = process.argv.indexOf('--before')
 const beforeBin = beforeAt > 0 ? path.resolve(process.argv[beforeAt + 1], 'bin', 'run.js') : undefined
 const dir = path.join(root, 'bench', 'tmp', `check-registry-${count}`)
 
-rmSync(dir, {recursive: true, force: true})
-mkdirSync(path.join(dir, 'schemas'), {recursive: true})
-const entries = []
-for (let i = 0; i < count; i++) {
-  writeFileSync(path.join(dir, `schemas/event-${i}.json`), JSON.stringify(schema(i), null, 2))
-  entries.push({urn: `urn:babel:bench:event-${i}`, schema: `schemas/event-${i}.json`, owner: 'bench'})
-}
-writeFileSync(path.join(dir, 'registry.json'), JSON.stringify({schemas: entries}, null, 2))
+writeSampleRegistry(dir, count)
 
 function measure(args) {
   const result = spawnSync('/usr/bin/time', ['-f', '%e %M', ...args], {cwd: dir, encoding: 'utf8', stdio: ['ignore', 'ignore', 'pipe']})

@@ -1,4 +1,6 @@
-// The generated schema both schema benches use (bench.js, check.js).
+// The generated schema the schema benches use (bench.js, check.js, compare.js).
+import {mkdirSync, rmSync, writeFileSync} from 'node:fs'
+import path from 'node:path'
 
 /** A schema of the size real data schemas have: nested objects, arrays, enums, a definition and $refs. */
 export function sampleSchema(i, variant = 0) {
@@ -21,4 +23,16 @@ export function sampleSchema(i, variant = 0) {
     },
     additionalProperties: false,
   }
+}
+
+/** Writes a registry of `count` sample schemas (schemas/event-<i>.json and registry.json) into `dir`, afresh. */
+export function writeSampleRegistry(dir, count) {
+  rmSync(dir, {recursive: true, force: true})
+  mkdirSync(path.join(dir, 'schemas'), {recursive: true})
+  const entries = []
+  for (let i = 0; i < count; i++) {
+    writeFileSync(path.join(dir, `schemas/event-${i}.json`), JSON.stringify(sampleSchema(i), null, 2))
+    entries.push({urn: `urn:babel:bench:event-${i}`, schema: `schemas/event-${i}.json`, owner: 'bench'})
+  }
+  writeFileSync(path.join(dir, 'registry.json'), JSON.stringify({schemas: entries}, null, 2))
 }

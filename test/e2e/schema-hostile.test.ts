@@ -4,7 +4,7 @@
  */
 import {after, before, describe, test} from 'node:test'
 import assert from 'node:assert/strict'
-import {cpSync, mkdtempSync, rmSync, symlinkSync, writeFileSync} from 'node:fs'
+import {cpSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import path from 'node:path'
 
@@ -133,4 +133,19 @@ describe('bq schema export-asyncapi refuses what it cannot write soundly', () =>
       assert.equal(check.code, 1, check.stdout + check.stderr)
     })
   }
+})
+
+describe('bq schema check on a hostile schema', () => {
+  test('a schema nested 50,000 levels deep is one broken entry, not a crash (exit 1)', async () => {
+    const folder = path.join(dir, 'deep-registry')
+    const depth = 50_000
+    mkdirSync(folder)
+    writeFileSync(path.join(folder, 'deep.json'), `${'{"items":'.repeat(depth)}{}${'}'.repeat(depth)}`)
+    writeFileSync(path.join(folder, 'registry.json'), JSON.stringify({schemas: [{urn: 'urn:babel:hostile:deep', schema: 'deep.json'}]}))
+    const result = await runBq(['schema', 'check', '-r', path.join(folder, 'registry.json')])
+    assert.equal(result.code, 1, result.stdout + result.stderr)
+    assert.match(result.stdout, /nested more than 200 levels.*\[schema\.invalid\]/)
+    assert.ok(!hasStackTrace(result.stdout + result.stderr))
+    assert.doesNotMatch(result.stderr, /unexpected error/)
+  })
 })

@@ -24,9 +24,10 @@ export interface RunOptions {
 /**
  * No test acts through the developer's own contexts (~/.config/bq/contexts.json, $BQ_CONTEXT):
  * a config directory that does not exist, unless a test passes its own XDG_CONFIG_HOME. Runs are
- * recorded in a ledger of the tests' own, not the developer's ($BQ_LEDGER).
+ * recorded in a ledger of the tests' own, not the developer's ($BQ_LEDGER), and `bq schema check`
+ * remembers its proofs in a cache folder of the tests' own ($XDG_CACHE_HOME).
  */
-const isolatedConfig = {XDG_CONFIG_HOME: path.join(tmpdir(), 'bq-tests-no-config'), BQ_CONTEXT: '', BQ_LEDGER: path.join(tmpdir(), 'bq-tests-ledger.db')}
+const isolatedConfig = {XDG_CONFIG_HOME: path.join(tmpdir(), 'bq-tests-no-config'), XDG_CACHE_HOME: path.join(tmpdir(), 'bq-tests-cache'), BQ_CONTEXT: '', BQ_LEDGER: path.join(tmpdir(), 'bq-tests-ledger.db')}
 
 /** Starts the CLI and hands back the child (to signal it) and its result when it ends. */
 export function startBq(args: string[], options: RunOptions = {}): {child: ChildProcessWithoutNullStreams; done: Promise<CliResult>} {

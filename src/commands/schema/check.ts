@@ -27,7 +27,7 @@ Exit status: 0 when the registry is sound, 1 when any entry is broken, 2 when re
     const {flags} = await this.parse(SchemaCheck)
     if (flags.registry === undefined) throw new UsageError('--registry is required (the registry.json to check)')
     const {checkRegistry} = await import('../../lib/schema/check.js')
-    const result = checkRegistry(flags.registry)
+    const result = await checkRegistry(flags.registry)
     if (!this.jsonEnabled()) {
       const out = new OutputWriter()
       const summary = `${result.entries.length} schema${result.entries.length === 1 ? '' : 's'} in ${result.registry}: ${result.errors === 0 ? 'all sound' : `${result.entries.filter((e) => e.issues.some((i) => i.severity === 'error')).length} broken`} (${result.errors} error${result.errors === 1 ? '' : 's'}, ${result.warnings} warning${result.warnings === 1 ? '' : 's'})`

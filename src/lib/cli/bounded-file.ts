@@ -101,6 +101,8 @@ function tooLarge(size: number | undefined, subject: string, kind: FileKind, pre
   throw new FileRefusedError(`${prefix}cannot read ${subject}: ${reason} (docs/limits.md)`, code ?? 'input.too_large', reason)
 }
 
+let scratch: Buffer | undefined
+
 /** Reads the whole of `path` as bytes, bounded by `kind`'s cap; FileRefusedError (exit 2) otherwise. */
 export function readBoundedFile(path: string, kind: FileKind, options: BoundedReadOptions = {}): Buffer {
   const name = options.label ?? path
@@ -130,9 +132,13 @@ export function readBoundedFile(path: string, kind: FileKind, options: BoundedRe
     const cap = FILE_CAPS[kind]
     const chunks: Buffer[] = []
     let total = 0
-    let want = Math.min(stats.size, cap) + 1
+    // The first read asks for the size stat gave, plus one byte to see the end; the reads after it
+    // (the end's confirmation, a file that grew) go through one reused buffer, so that a small file
+    // costs one allocation of its size, not 64 KiB of garbage.
+    let first = true
     for (;;) {
-      const chunk = Buffer.allocUnsafe(Math.min(Math.max(want, 64 * KiB), cap + 1 - total))
+      const room = cap + 1 - total
+      const chunk = first ? Buffer.allocUnsafe(Math.min(Math.min(stats.size, cap) + 1, room)) : (scratch ??= Buffer.allocUnsafe(64 * KiB)).subarray(0, Math.min(64 * KiB, room))
       let read: number
       try {
         read = readSync(fd, chunk, 0, chunk.length, null)
@@ -140,11 +146,11 @@ export function readBoundedFile(path: string, kind: FileKind, options: BoundedRe
         return unreadable(error)
       }
       if (read === 0) break
-      chunks.push(read === chunk.length ? chunk : chunk.subarray(0, read))
+      chunks.push(first ? (read === chunk.length ? chunk : chunk.subarray(0, read)) : Buffer.from(chunk.subarray(0, read)))
+      first = false
       total += read
       // The file grew past its cap while being read.
       if (total > cap) tooLarge(undefined, subject, kind, prefix, options.code)
-      want = 64 * KiB
     }
     return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total)
   } finally {

@@ -39,7 +39,7 @@ export function compareSchemas(oldSchema: unknown, newSchema: unknown, options: 
     requireShallow(root, `${side} schema`)
     requireSupportedDraft(root, `${side} schema`)
     // Against draft-07's meta-schema (cheap: nothing is compiled but the meta-schema, once).
-    const invalid = metaSchemaProblem(sharedAjv(), root)
+    const invalid = metaSchemaProblem(root, sharedAjv)
     if (invalid !== undefined) throw new UsageError(`${side} schema is not a valid JSON Schema: ${invalid}`, 'registry')
     const problem = refProblems(root)[0]
     if (problem) throw new UsageError(`${side} schema: ${problem.message} (at ${problem.pointer})`, 'registry')

@@ -3,7 +3,6 @@ import type {Ajv} from 'ajv'
 import {UsageError, describeError} from '../errors.js'
 import {UnsupportedPattern, linearRegExp} from '../linear-regexp.js'
 import {isSchemaObject, walk} from './refs.js'
-import {compile} from './registry.js'
 import {metaSchemaProblem, requireShallow, requireSupportedDraft} from './schema-document.js'
 
 /**
@@ -14,13 +13,16 @@ import {metaSchemaProblem, requireShallow, requireSupportedDraft} from './schema
  * rejects, and a `pattern` or `patternProperties` name that is not a regular expression (or not
  * one bq's linear-time engine runs). Those are checked here, in linear time. The rarer
  * constructs whose checks live in ajv's compile (`$async`, a `$id` below the root or with a
- * `#` anchor, a `$ref` that is not a local pointer) make the schema compile for real: lazily,
- * only when present. test/unit/schema-compiles.test.ts holds the two ways to the same verdicts.
+ * `#` anchor, a `$ref` that is not a local pointer) are left to the caller to compile for real:
+ * false says so. Nothing here loads ajv (`ajv` is called only for a meta-schema check that the
+ * build's precompiled validator does not cover, schema-document.ts), so a registry of ordinary
+ * schemas is checked without it. test/unit/schema-compiles.test.ts holds the two ways to the
+ * same verdicts.
  */
-export function proveCompiles(ajv: Ajv, schema: unknown, label: string): void {
+export function proveCompiles(schema: unknown, label: string, ajv: Ajv | (() => Ajv)): boolean {
   requireShallow(schema, label)
   requireSupportedDraft(schema, label)
-  const problem = metaSchemaProblem(ajv, schema)
+  const problem = metaSchemaProblem(schema, ajv)
   if (problem !== undefined) throw new UsageError(`${label}: not a valid JSON Schema: ${problem}`, 'registry')
   let needsCompile = false
   walk(schema, [], (node, path) => {
@@ -30,7 +32,7 @@ export function proveCompiles(ajv: Ajv, schema: unknown, label: string): void {
     if (typeof node.$id === 'string' && (path.length > 0 || node.$id.includes('#'))) needsCompile = true
     if (typeof node.$ref === 'string' && !node.$ref.startsWith('#')) needsCompile = true
   })
-  if (needsCompile) compile(ajv, schema, label)
+  return !needsCompile
 }
 
 function requirePattern(source: string, label: string): void {

@@ -1,5 +1,5 @@
 import {realpathSync} from 'node:fs'
-import {dirname, isAbsolute, relative, resolve} from 'node:path'
+import {dirname, isAbsolute, relative, resolve, sep} from 'node:path'
 
 import {readBoundedText, type FileKind} from '../cli/bounded-file.js'
 import {UsageError, describeError} from '../errors.js'
@@ -47,6 +47,7 @@ export function readManifest(path: string, options: ReadManifestOptions = {}): M
   if (!Array.isArray(list)) throw new UsageError(`${path}: not a babelqueue registry (expected {"schemas": [{"urn": ..., "schema": ...}]})`, 'registry')
   const entries: ManifestEntry[] = []
   const seen = new Set<string>()
+  let folder: RegistryFolder | undefined
   list.forEach((item: unknown, index: number) => {
     const entry = item as {urn?: unknown; schema?: unknown; owner?: unknown; status?: unknown}
     if (typeof entry?.urn !== 'string' || entry.urn === '') throw new UsageError(`${path}: schemas[${index}] has no "urn"`, 'registry')
@@ -54,7 +55,7 @@ export function readManifest(path: string, options: ReadManifestOptions = {}): M
     seen.add(entry.urn)
     const meta = {urn: entry.urn, owner: stringOrUndefined(entry.owner), status: stringOrUndefined(entry.status)}
     if (typeof entry.schema === 'string') {
-      const schemaPath = entryPath(registryPath, entry.schema)
+      const schemaPath = entryPath(registryPath, entry.schema, (folder ??= registryFolder(registryPath)))
       if (options.confined && schemaPath === undefined) throw new UsageError(`${path}: schemas[${index}] (${entry.urn}) points outside the registry's folder: ${entry.schema}`, 'registry')
       const file = schemaPath ?? resolve(dirname(registryPath), entry.schema)
       const {value, text} = readJsonFile(file, `schema for ${entry.urn}`, 'schema')
@@ -74,11 +75,28 @@ export function readManifest(path: string, options: ReadManifestOptions = {}): M
   return {path: registryPath, raw: raw as Record<string, unknown>, entries}
 }
 
-/** The absolute path of an entry's file, or undefined when it lies outside the registry's folder. */
-export function entryPath(registryPath: string, file: string): string | undefined {
+/** A registry's folder, as given (absolute) and real (symlinks resolved): computed once per registry. */
+export interface RegistryFolder {
+  path: string
+  real: string
+}
+
+export function registryFolder(registryPath: string): RegistryFolder {
   const folder = dirname(resolve(registryPath))
-  const target = resolve(folder, file)
-  if (!within(folder, target)) return undefined
+  try {
+    return {path: folder, real: realpathSync.native(folder)}
+  } catch {
+    return {path: folder, real: folder}
+  }
+}
+
+/**
+ * The absolute path of an entry's file, or undefined when it lies outside the registry's folder.
+ * `folder`: registryFolder's answer, when the caller reads many entries.
+ */
+export function entryPath(registryPath: string, file: string, folder: RegistryFolder = registryFolder(registryPath)): string | undefined {
+  const target = resolve(folder.path, file)
+  if (!within(folder.path, target)) return undefined
   // A symlink inside the folder that leads out of it is outside too: real paths are compared.
   let real: string
   try {
@@ -86,16 +104,17 @@ export function entryPath(registryPath: string, file: string): string | undefine
   } catch {
     return target
   }
-  let realFolder: string
-  try {
-    realFolder = realpathSync.native(folder)
-  } catch {
-    realFolder = folder
-  }
-  return within(realFolder, real) ? target : undefined
+  return within(folder.real, real) ? target : undefined
 }
 
+/** Both paths absolute and normalized (resolve's or realpath's answers). */
 function within(folder: string, target: string): boolean {
+  // On POSIX, path.relative of two such paths is the rest of `target` after `folder/` when it
+  // starts so, else a path up through `..`: the same answer without resolving both again.
+  if (sep === '/') {
+    const prefix = folder.endsWith('/') ? folder : `${folder}/`
+    return target.startsWith(prefix) && target.length > prefix.length && !target.startsWith('..', prefix.length)
+  }
   const inside = relative(folder, target)
   return !(inside === '' || inside.startsWith('..') || isAbsolute(inside))
 }

@@ -12,7 +12,10 @@ export const isSchemaObject = (value: unknown): value is Schema => typeof value 
 export function pointerSegments(ref: string): string[] | undefined {
   if (ref === '#') return []
   if (!ref.startsWith('#/')) return undefined
-  return ref.slice(2).split('/').map((raw) => safeDecode(raw).replace(/~1/g, '/').replace(/~0/g, '~'))
+  const body = ref.slice(2)
+  // Nothing to decode or unescape (most pointers): the segments as they are.
+  if (!body.includes('%') && !body.includes('~')) return body.split('/')
+  return body.split('/').map((raw) => safeDecode(raw).replace(/~1/g, '/').replace(/~0/g, '~'))
 }
 
 /** A plain-name fragment (`#address`): draft-07 names a subschema by giving it `"$id": "#address"`. */
@@ -106,19 +109,37 @@ export function refCycle(root: unknown, start: Schema): string[] | undefined {
   return visit(start)
 }
 
-/** Calls `visit` on every object of a schema document (arrays walked too), depth first. */
+/**
+ * Calls `visit` on every object of a schema document (arrays walked too), depth first. `path` is
+ * one array pushed and popped as the walk goes (a walk of a large registry made one per node):
+ * it is valid during the call only; a visitor that keeps it keeps a copy.
+ */
 export function walk(node: unknown, path: Array<string | number>, visit: (node: Schema, path: Array<string | number>) => void): void {
-  if (Array.isArray(node)) {
-    node.forEach((item, i) => walk(item, [...path, i], visit))
-    return
+  const at = [...path]
+  const step = (value: unknown): void => {
+    if (Array.isArray(value)) {
+      for (let i = 0; i < value.length; i++) {
+        at.push(i)
+        step(value[i])
+        at.pop()
+      }
+      return
+    }
+    if (!isSchemaObject(value)) return
+    visit(value, at)
+    // for…in: a parsed schema's own keys (JSON has no inherited ones), without an array per node.
+    for (const key in value) {
+      // enum, const, examples and default hold data, not schemas: a "$ref" key in them is a value.
+      if (key === 'enum' || key === 'const' || key === 'examples' || key === 'default') continue
+      const child = value[key]
+      if (typeof child === 'object' && child !== null) {
+        at.push(key)
+        step(child)
+        at.pop()
+      }
+    }
   }
-  if (!isSchemaObject(node)) return
-  visit(node, path)
-  for (const [key, value] of Object.entries(node)) {
-    // enum, const, examples and default hold data, not schemas: a "$ref" key in them is a value.
-    if (key === 'enum' || key === 'const' || key === 'examples' || key === 'default') continue
-    if (typeof value === 'object' && value !== null) walk(value, [...path, key], visit)
-  }
+  step(node)
 }
 
 function safeDecode(text: string): string {

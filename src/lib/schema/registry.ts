@@ -78,7 +78,7 @@ export class SchemaRegistry {
   }
 }
 
-export function newAjv(options: {addUsedSchema?: boolean; allErrors?: boolean; messages?: boolean; code?: {optimize?: boolean}} = {}): Ajv {
+export function newAjv(options: {addUsedSchema?: boolean; allErrors?: boolean; messages?: boolean; code?: {optimize?: boolean; source?: boolean}} = {}): Ajv {
   // strict: false — unknown keywords such as x-gdpr-sensitive are annotations, not errors.
   // validateSchema: false — compile() checks the meta-schema itself, in linear time (schema-document.ts).
   // code.regExp — `pattern` and `patternProperties` match in linear time (linear-regexp.ts).
@@ -93,7 +93,7 @@ export function newAjv(options: {addUsedSchema?: boolean; allErrors?: boolean; m
 export function compile(ajv: Ajv, schema: unknown, label: string): ValidateFunction {
   requireShallow(schema, label)
   requireSupportedDraft(schema, label)
-  const problem = metaSchemaProblem(ajv, schema)
+  const problem = metaSchemaProblem(schema, ajv)
   if (problem !== undefined) throw new UsageError(`${label}: not a valid JSON Schema: ${problem}`, 'registry')
   try {
     return ajv.compile(schema as object)

@@ -1,6 +1,8 @@
 import type {Ajv} from 'ajv'
 
 import {UsageError} from '../errors.js'
+import {precompiledMetaSchema} from './precompiled-meta-schema.js'
+import type {MetaSchemaValidator} from './precompiled-meta-schema.js'
 import {isSchemaObject} from './refs.js'
 
 /**
@@ -48,31 +50,75 @@ export function requireSupportedDraft(schema: unknown, label: string): void {
 /**
  * The draft-07 meta-schema check, in linear time: ajv checks `enum`'s uniqueItems by comparing
  * every pair, so enum values are checked for repeats here (by canonical text) and the meta-schema
- * sees each enum as one value.
+ * sees each enum as one value. The check runs on the build's precompiled validator
+ * (precompiled-meta-schema.ts) when there is one and the schema is an object that names no
+ * meta-schema or draft-07's by its id; anything else (another spelling of `$schema`, which ajv
+ * resolves or refuses in its own way, a value that is not an object) goes to `ajv`, called only
+ * then, so a caller that has none loaded can pass a function that loads it.
  */
-export function metaSchemaProblem(ajv: Ajv, schema: unknown): string | undefined {
+export function metaSchemaProblem(schema: unknown, ajv: Ajv | (() => Ajv)): string | undefined {
   if (typeof schema === 'boolean') return undefined
   let repeated: string | undefined
   const view = shortenEnums(schema, (pointer) => (repeated ??= `${pointer || '/'} enum values must be unique`))
   if (repeated !== undefined) return repeated
-  if (ajv.validateSchema(view as object)) return undefined
-  const first = ajv.errors?.[0]
+  let errors: MetaSchemaValidator['errors']
+  const precompiled = precompiledMetaSchemaApplies(schema) ? precompiledMetaSchema : undefined
+  if (precompiled !== undefined) {
+    if (precompiled(view)) return undefined
+    errors = precompiled.errors
+  } else {
+    const validator = typeof ajv === 'function' ? ajv() : ajv
+    if (validator.validateSchema(view as object)) return undefined
+    errors = validator.errors
+  }
+  const first = errors?.[0]
   return first ? `${first.instancePath || '/'} ${first.message}` : 'rejected by the draft-07 meta-schema'
 }
 
-function shortenEnums(node: unknown, onRepeat: (pointer: string) => void, pointer = ''): unknown {
-  if (Array.isArray(node)) return node.map((item, i) => shortenEnums(item, onRepeat, `${pointer}/${i}`))
-  if (!isSchemaObject(node)) return node
-  const out: Record<string, unknown> = {}
-  for (const [key, value] of Object.entries(node)) {
-    const at = `${pointer}/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`
-    if ((key === 'const' || key === 'default' || key === 'examples') ) out[key] = value
-    else if (key === 'enum' && Array.isArray(value) && value.length > 0) {
-      if (new Set(value.map(canonical)).size !== value.length) onRepeat(at)
-      out[key] = [value[0]]
-    } else out[key] = shortenEnums(value, onRepeat, at)
+const DRAFT_07_IDS = new Set([undefined, 'http://json-schema.org/draft-07/schema', 'http://json-schema.org/draft-07/schema#'])
+
+/** Whether metaSchemaProblem checks this schema without ajv (the build's precompiled validator). */
+export function precompiledMetaSchemaApplies(schema: unknown): boolean {
+  return precompiledMetaSchema !== undefined && isSchemaObject(schema) && DRAFT_07_IDS.has(schema.$schema as string | undefined)
+}
+
+/** An enum this long or shorter is left whole: ajv's pairwise uniqueItems on it is cheap. */
+const SHORT_ENUM = 16
+
+/** Where shortenEnums is, as a chain of keys: the JSON pointer is spelled out only for a repeat. */
+interface Place {
+  parent?: Place
+  key: string | number
+}
+const pointerOf = (place: Place | undefined): string => (place === undefined ? '' : `${pointerOf(place.parent)}/${String(place.key).replace(/~/g, '~0').replace(/\//g, '~1')}`)
+
+/**
+ * The schema with each long enum cut to its first value (after checking it for repeats); the
+ * parts without one are the schema's own objects, not copies (less to allocate per schema).
+ */
+function shortenEnums(node: unknown, onRepeat: (pointer: string) => void, place?: Place): unknown {
+  if (Array.isArray(node)) {
+    let out: unknown[] | undefined
+    for (let i = 0; i < node.length; i++) {
+      const item: unknown = node[i]
+      const shortened = typeof item === 'object' && item !== null ? shortenEnums(item, onRepeat, {parent: place, key: i}) : item
+      if (shortened !== item) (out ??= [...node])[i] = shortened
+    }
+    return out ?? node
   }
-  return out
+  if (!isSchemaObject(node)) return node
+  let out: Record<string, unknown> | undefined
+  for (const key in node) {
+    if (key === 'const' || key === 'default' || key === 'examples') continue
+    const value = node[key]
+    let shortened = value
+    if (key === 'enum' && Array.isArray(value) && value.length > 0) {
+      if (new Set(value.map(canonical)).size !== value.length) onRepeat(pointerOf({parent: place, key}))
+      if (value.length > SHORT_ENUM) shortened = [value[0]]
+    } else if (typeof value === 'object' && value !== null) shortened = shortenEnums(value, onRepeat, {parent: place, key})
+    if (shortened !== value) (out ??= {...node})[key] = shortened
+  }
+  return out ?? node
 }
 
 /** A JSON value as text with object keys sorted: equal texts for values deep equality calls equal. */
