@@ -309,6 +309,18 @@ export interface BrokerAdapter {
    * Resolves to whether each moved.
    */
   returnInflight?(queue: string, elements: InflightElement[]): Promise<boolean[]>
+  /**
+   * For `bq trace`: messages bq's own drains set aside on the broker (Redis `<queue>:bq-held`, where
+   * a drain keeps what it released until it closes, or a crashed drain left them), up to `limit`,
+   * looking without changing anything. Absent where bq keeps nothing of its own on the broker.
+   */
+  staged?(queue: string, limit: number): Promise<BrokerMessage[]>
+  /**
+   * For `bq trace`: queues listQueues does not name because only their in-flight or staging keys
+   * exist (Redis deletes an empty list, so a queue whose every message is in `<queue>:processing`,
+   * `:bq-held`, Laravel's `:reserved` or `:delayed` has no list of its own). Absent = none.
+   */
+  queuesAside?(): Promise<string[]>
   /** Release connections. Safe to call twice. */
   close(): Promise<void>
 }
