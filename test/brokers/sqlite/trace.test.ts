@@ -1,0 +1,59 @@
+/**
+ * `bq trace` on the embedded store (the shared trace suite): a drain session of the test's own
+ * holds the trace's first row reserved, as bq's own consumers (redrive, purge) do.
+ */
+import assert from 'node:assert/strict'
+import {mkdtempSync, rmSync} from 'node:fs'
+import {createRequire} from 'node:module'
+import {tmpdir} from 'node:os'
+import path from 'node:path'
+import {after} from 'node:test'
+
+import type BetterSqlite3 from 'better-sqlite3'
+
+import {openSqliteAdapter} from '../../../src/lib/brokers/sqlite/index.js'
+import {traceSuite, type HeldWork} from '../../suites/trace-suite.js'
+
+const dir = mkdtempSync(path.join(tmpdir(), 'bq-trace-sqlite-'))
+after(() => rmSync(dir, {recursive: true, force: true}))
+const file = path.join(dir, 'queues.db')
+const secondFile = path.join(dir, 'second.db')
+
+async function hold(queue: string, count: number): Promise<HeldWork> {
+  const adapter = openSqliteAdapter(file, `sqlite://${file}`)
+  const session = await adapter.drain(queue)
+  const held = await session.next(count)
+  assert.equal(held.length, count, 'rows reserved')
+  return {
+    async release() {
+      await session.release(held)
+      await session.close()
+      await adapter.close()
+    },
+  }
+}
+
+/** Every row of these queues in both stores, reservations included: what a read must leave as it was. */
+async function snapshot(queues: string[]): Promise<unknown> {
+  const Database = createRequire(import.meta.url)('better-sqlite3') as typeof BetterSqlite3
+  const rows: unknown[] = []
+  for (const store of [file, secondFile]) {
+    const db = new Database(store, {readonly: true})
+    try {
+      rows.push(db.prepare(`SELECT id, queue, body, headers, available_at, reserved_by FROM messages WHERE queue IN (${queues.map(() => '?').join(', ')}) ORDER BY id`).all(...queues))
+    } finally {
+      db.close()
+    }
+  }
+  return rows
+}
+
+traceSuite({
+  name: 'embedded sqlite',
+  url: () => `sqlite://${file}`,
+  secondUrl: () => `sqlite://${secondFile}`,
+  available: async () => true,
+  hold,
+  heldPlace: 'reserved',
+  snapshot,
+})

@@ -1,0 +1,220 @@
+/**
+ * The trace suite: `bq trace` through bin/run.js against one real broker. One trace is spread over
+ * a queue, its DLQ, the queue's in-flight list (where the broker lets bq read one) and a second
+ * context; trace must find it whole by trace_id, by OpenTelemetry TraceID and by meta.id, change
+ * nothing it reads, name what it could not read, and exit 1 in one line for an id that is nowhere.
+ * Each broker's trace.test.ts calls traceSuite with how its consumers hold work and how to take a
+ * snapshot of a queue that a read with side effects would change.
+ */
+import assert from 'node:assert/strict'
+import {randomUUID} from 'node:crypto'
+import {mkdtempSync, rmSync, writeFileSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import path from 'node:path'
+import {after, describe, test} from 'node:test'
+import type {TestContext} from 'node:test'
+
+import {make} from '../../src/lib/envelope/index.js'
+import {otelTraceIdOf} from '../../src/lib/ops/trace-id.js'
+import {uniqueQueue} from '../support/brokers.js'
+import {hasStackTrace, jsonOutput, runBq} from '../support/cli.js'
+
+export interface HeldWork {
+  /** Finish what hold() took so nothing stays in flight. */
+  release(): Promise<void>
+}
+
+export interface TraceCase {
+  name: string
+  /** The broker of context `a`, and that of context `b` (another database, prefix or namespace of the same kind). */
+  url: () => string
+  secondUrl: () => string
+  available: (t: TestContext) => Promise<boolean>
+  /** Takes the first `count` messages of `queue` as this broker's consumers do and leaves them unfinished; absent where no in-flight list is readable. */
+  hold?: (queue: string, count: number) => Promise<HeldWork>
+  /** Where hold() puts them, as trace reports it (`processing`, `reserved`). */
+  heldPlace?: string
+  /** Everything about these queues a read with side effects would change: contents, order, delivery counters. */
+  snapshot: (queues: string[]) => Promise<unknown>
+  /** Reads here cost a delivery (no true peek): trace names the queues and reads nothing without --accept-delivery-cost. */
+  readsCost?: boolean
+}
+
+interface Sighting {
+  context: string | null
+  queue: string
+  state: string
+  place: string | null
+  id: string
+  trace_id: string
+  attempts: number | null
+  matched_by: string
+  dead_letter: {reason?: string; exception?: string} | null
+}
+
+interface TraceJson {
+  sightings: Sighting[]
+  unread: Array<{context: string | null; queue: string; why: string}>
+  cut_short: Array<{queue: string; why: string}>
+  runs: Array<{id: string; ids: Record<string, string[]>}>
+}
+
+async function publish(url: string, queue: string, count: number, traceId?: string): Promise<string[]> {
+  const args = ['publish', 'urn:babel:orders:created', '-d', '{"order_id":1042}', '-q', queue, '--count', String(count), '-b', url, ...(traceId === undefined ? [] : ['--trace-id', traceId])]
+  const published = await runBq(args)
+  assert.equal(published.code, 0, published.stderr)
+  return published.stdout.trim().split('\n')
+}
+
+/** A dead-lettered envelope of the trace, replayed byte for byte into the DLQ (`bq replay --as-is`). */
+async function publishDead(url: string, dlq: string, queue: string, traceId: string, dir: string): Promise<string> {
+  const envelope = make('urn:babel:orders:created', '{"order_id":1042}', {queue, traceId})
+  const text = envelope.text.replace(/"attempts":0\}$/, `"attempts":3,"dead_letter":{"reason":"handler_error","error":"card declined","exception":"PaymentError","failed_at":${Date.now()},"original_queue":"${queue}","attempts":3,"lang":"node"}}`)
+  const file = path.join(dir, `${dlq}.jsonl`)
+  writeFileSync(file, `${text}\n`)
+  const replayed = await runBq(['replay', file, '--as-is', '--to', dlq, '-y', '-b', url])
+  assert.equal(replayed.code, 0, replayed.stderr)
+  return envelope.id as string
+}
+
+export function traceSuite(broker: TraceCase): void {
+  describe(`bq trace on ${broker.name}`, () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'bq-trace-'))
+    after(() => rmSync(dir, {recursive: true, force: true}))
+    const env = {XDG_CONFIG_HOME: dir}
+    let contexts: Promise<void> | undefined
+    const defineContexts = () =>
+      (contexts ??= (async () => {
+        for (const [name, url, extra] of [['a', broker.url(), []], ['b', broker.secondUrl(), ['--protected']]] as const) {
+          const added = await runBq(['context', 'add', name, '-b', url, ...extra], {env})
+          assert.equal(added.code, 0, added.stderr)
+        }
+      })())
+    const trace = async (args: string[]) => {
+      const run = await runBq(['trace', ...args], {env, timeoutMs: 60_000})
+      assert.ok(!hasStackTrace(run.stderr), run.stderr)
+      return run
+    }
+
+    test('one trace over a queue, its DLQ, an in-flight list and a second context is found whole by trace_id, TraceID and meta.id; nothing changes', async (t) => {
+      if (!(await broker.available(t))) return
+      await defineContexts()
+      const traceId = randomUUID()
+      const queue = uniqueQueue('trace')
+      const dlq = `${queue}.dlq`
+      // The trace's first message goes first, so hold() takes it into the in-flight list.
+      const first = await publish(broker.url(), queue, 1, traceId)
+      await publish(broker.url(), queue, 3)
+      const second = await publish(broker.url(), queue, 1, traceId)
+      const dead = await publishDead(broker.url(), dlq, queue, traceId, dir)
+      const elsewhere = await publish(broker.secondUrl(), queue, 1, traceId)
+      await publish(broker.secondUrl(), queue, 2)
+      const held = broker.hold === undefined ? undefined : await broker.hold(queue, 1)
+      try {
+        const before = await broker.snapshot([queue, dlq])
+        const expected = new Map([
+          [first[0], held === undefined ? 'waiting' : 'in flight'],
+          [second[0], 'waiting'],
+          [dead, 'dead'],
+          [elsewhere[0], 'waiting'],
+        ])
+        const consent = broker.readsCost ? ['--accept-delivery-cost'] : []
+        for (const id of [traceId.toUpperCase(), otelTraceIdOf(traceId)]) {
+          const run = await trace([id, '--context', 'a', '--context', 'b', '--queue', `${queue}*`, '--json', ...consent])
+          assert.equal(run.code, 0, run.stderr)
+          const result = jsonOutput(run.stdout).result as unknown as TraceJson
+          const found = new Map(result.sightings.map((s) => [s.id, s]))
+          assert.deepEqual([...found.keys()].sort(), [...expected.keys()].sort(), `${id}: ${JSON.stringify(result.sightings)}`)
+          for (const [messageId, state] of expected) assert.equal(found.get(messageId)?.state, state, `${messageId} is ${state}`)
+          if (held !== undefined) assert.equal(found.get(first[0])?.place, broker.heldPlace)
+          assert.equal(found.get(elsewhere[0])?.context, 'b')
+          assert.equal(found.get(dead)?.dead_letter?.reason, 'handler_error')
+          assert.equal(found.get(dead)?.dead_letter?.exception, 'PaymentError')
+          assert.equal(found.get(dead)?.attempts, 3)
+          assert.ok(result.sightings.every((s) => s.matched_by === 'trace_id'))
+          // The ledger names the runs that published these ids.
+          assert.ok(result.runs.some((r) => Object.values(r.ids).some((ids) => ids.includes(second[0]))), JSON.stringify(result.runs))
+        }
+        // A meta.id finds that one copy only.
+        const byId = await trace([dead, '--context', 'a', '--context', 'b', '--queue', `${queue}*`, '--json', ...consent])
+        assert.equal(byId.code, 0, byId.stderr)
+        const one = (jsonOutput(byId.stdout).result as unknown as TraceJson).sightings
+        assert.deepEqual(one.map((s) => [s.id, s.state, s.matched_by]), [[dead, 'dead', 'meta.id']])
+        // --jsonl writes the envelopes as peek --jsonl does: bq replay reads them.
+        const lines = await trace([traceId, '--context', 'a', '--context', 'b', '--queue', `${queue}*`, '--jsonl', ...consent])
+        assert.equal(lines.code, 0, lines.stderr)
+        const envelopes = lines.stdout.trim().split('\n').map((line) => JSON.parse(line) as {trace_id: string; meta: {id: string}})
+        assert.deepEqual(envelopes.map((e) => e.meta.id).sort(), [...expected.keys()].sort())
+        const file = path.join(dir, `${queue}.jsonl`)
+        writeFileSync(file, lines.stdout)
+        const replay = await runBq(['replay', file, '--dry-run', '--to', `${queue}-replayed`, '-b', broker.url()])
+        assert.equal(replay.code, 0, replay.stderr)
+        // The table names every copy; reads changed nothing (broker.readsCost: with consent, only delivery flags may have moved).
+        const table = await trace([traceId, '--context', 'a', '--context', 'b', '--queue', `${queue}*`, ...consent])
+        assert.equal(table.code, 0, table.stderr)
+        for (const messageId of expected.keys()) assert.ok(table.stdout.includes(messageId), table.stdout)
+        if (!broker.readsCost) assert.deepEqual(await broker.snapshot([queue, dlq]), before, 'trace changed what it read')
+      } finally {
+        await held?.release()
+      }
+    })
+
+    test('a TraceID of a non-UUID trace_id is found by hashing each candidate\'s trace_id', async (t) => {
+      if (!(await broker.available(t))) return
+      const queue = uniqueQueue('trace-hash')
+      const traceId = `order-1042-${randomUUID().slice(0, 8)}`
+      await publish(broker.url(), queue, 2)
+      const ids = await publish(broker.url(), queue, 1, traceId)
+      const run = await trace([otelTraceIdOf(traceId), '-b', broker.url(), '--queue', queue, '--json', ...(broker.readsCost ? ['--accept-delivery-cost'] : [])])
+      assert.equal(run.code, 0, run.stderr)
+      const sightings = (jsonOutput(run.stdout).result as unknown as TraceJson).sightings
+      assert.deepEqual(sightings.map((s) => [s.id, s.trace_id, s.matched_by]), [[ids[0], traceId, 'otel_trace_id']])
+    })
+
+    test('an id that is nowhere exits 1 in one line; --plan reads nothing', async (t) => {
+      if (!(await broker.available(t))) return
+      const queue = uniqueQueue('trace-none')
+      await publish(broker.url(), queue, 2)
+      const before = await broker.snapshot([queue])
+      const run = await trace([randomUUID(), '-b', broker.url(), '--queue', `${queue}*`])
+      assert.equal(run.code, 1, run.stderr)
+      assert.equal(run.stdout, '')
+      assert.equal(run.stderr.trim().split('\n').length, 1, run.stderr)
+      assert.match(run.stderr, /no copy of/)
+      const json = await trace([randomUUID(), '-b', broker.url(), '--queue', `${queue}*`, '--json'])
+      assert.equal(json.code, 1)
+      const output = jsonOutput(json.stdout)
+      assert.ok(!output.ok && output.error.code === 'not-found', json.stdout)
+      const plan = await trace([randomUUID(), '-b', broker.url(), '--queue', `${queue}*`, '--plan', '--json'])
+      assert.equal(plan.code, 0, plan.stderr)
+      const places = (jsonOutput(plan.stdout).result as {brokers: Array<{places: Array<{queue: string; state: string; depth: number | null; cost: string}>}>}).brokers[0].places
+      const waiting = places.find((p) => p.queue === queue && (p.state === 'waiting' || p.state === 'dead'))
+      assert.equal(waiting?.depth, 2, JSON.stringify(places))
+      assert.equal(waiting?.cost === 'free', !broker.readsCost, waiting?.cost)
+      assert.deepEqual(await broker.snapshot([queue]), before, 'trace and --plan changed what they read')
+    })
+
+    test('places it could not read are named: a context whose broker is down, and (without consent) queues where a read costs a delivery', async (t) => {
+      if (!(await broker.available(t))) return
+      await defineContexts()
+      const added = await runBq(['context', 'add', 'down', '-b', 'redis://127.0.0.1:1'], {env})
+      assert.ok(added.code === 0 || /exists/.test(added.stderr), added.stderr)
+      const queue = uniqueQueue('trace-unread')
+      const traceId = randomUUID()
+      await publish(broker.url(), queue, 1, traceId)
+      const before = await broker.snapshot([queue])
+      const run = await trace([traceId, '--context', 'a', '--context', 'down', '--queue', `${queue}*`, '--json', '--timeout', '5'])
+      const output = jsonOutput(run.stdout)
+      const result = (output.ok ? output.result : output.result) as unknown as TraceJson
+      assert.ok(result.unread.some((u) => u.context === 'down'), JSON.stringify(result.unread))
+      if (broker.readsCost) {
+        assert.equal(run.code, 1, 'nothing was read without consent')
+        assert.ok(result.unread.some((u) => u.context === 'a' && u.queue === queue && /accept-delivery-cost/.test(u.why)), JSON.stringify(result.unread))
+      } else {
+        assert.equal(run.code, 0, run.stderr)
+        assert.equal(result.sightings.length, 1)
+      }
+      assert.deepEqual(await broker.snapshot([queue]), before)
+    })
+  })
+}
