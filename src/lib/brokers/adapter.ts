@@ -27,6 +27,12 @@ export interface Capabilities {
   /** Browse can read a retained log from a position (`BrowseOptions.from`). Absent = false. */
   logBrowse?: boolean
   /**
+   * Browse calls at different offsets are independent reads and may run at once (Redis: each is
+   * one LRANGE), so a long scan (`bq trace`) can ask for the next page while it looks at this one.
+   * Absent = false: the adapter keeps a read position between calls (Kafka, Pulsar readers).
+   */
+  parallelBrowse?: boolean
+  /**
    * Browse and drain hand messages out in queue order, and released messages return to their
    * original places. Absent = true. False where the broker keeps no order (SQS standard queues).
    */

@@ -89,7 +89,11 @@ export async function scanSource(adapter: BrokerAdapter, source: TraceSource, ta
     limits.onRead?.(read.length)
     return {sightings, scanned: read.length, ...(page.length > limits.maxScan ? {cutShort: 'max-scan' as const} : {})}
   }
+  // Where browse calls are independent (Redis), the next page is asked for while this one is looked at.
+  const readAhead = adapter.capabilities.parallelBrowse === true
+  const fetch = (offset: number) => adapter.browse(source.queue, {limit: Math.min(TRACE_PAGE, limits.maxScan - offset), offset, ...from})
   let scanned = 0
+  let pending: Promise<BrokerMessage[]> | undefined
   for (;;) {
     if (scanned >= limits.maxScan) {
       // One more message past the cap says whether the cap cut anything off.
@@ -103,9 +107,15 @@ export async function scanSource(adapter: BrokerAdapter, source: TraceSource, ta
       if (limits.stopRequested()) return {sightings, scanned, cutShort: 'interrupted'}
     }
     const size = Math.min(TRACE_PAGE, limits.maxScan - scanned)
-    const page = await adapter.browse(source.queue, {limit: size, offset: scanned, ...from})
-    for (const message of page) look(message)
+    const page = await (pending ?? fetch(scanned))
+    pending = undefined
     scanned += page.length
+    if (readAhead && page.length === size && scanned < limits.maxScan) {
+      pending = fetch(scanned)
+      // A scan that stops before awaiting it (a limit, a signal) must not leave an unhandled rejection.
+      pending.catch(() => undefined)
+    }
+    for (const message of page) look(message)
     limits.onRead?.(scanned)
     if (page.length < size) return {sightings, scanned}
   }

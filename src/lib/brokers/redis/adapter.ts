@@ -39,7 +39,7 @@ async function scanAll(client: Pick<Redis, 'scan'>, pattern: string, take: (key:
   } while (cursor !== '0')
 }
 
-const CAPABILITIES: Capabilities = {truePeek: true, headers: true, bypassMarker: true, delay: false, nativeDlq: false, atomicMove: true, afterCrash: 'staging'}
+const CAPABILITIES: Capabilities = {truePeek: true, headers: true, bypassMarker: true, delay: false, nativeDlq: false, atomicMove: true, afterCrash: 'staging', parallelBrowse: true}
 
 /** RPUSH commands sent per pipeline round trip (each carries up to SCRIPT_BATCH bodies). */
 const PIPELINE_COMMANDS = 64
