@@ -42,6 +42,10 @@ export interface TraceCase {
   snapshot: (queues: string[]) => Promise<unknown>
   /** Reads here cost a delivery (no true peek): trace names the queues and reads nothing without --accept-delivery-cost. */
   readsCost?: boolean
+  /** The DLQ of a queue by this broker's naming (default `<queue>.dlq`; SQS names have no dots: `<queue>-dlq`). */
+  dlqOf?: (queue: string) => string
+  /** Creates the queues before anything is published, where a queue exists apart from its messages and publishing does not create it. */
+  prepare?: (queues: string[]) => Promise<void>
 }
 
 interface Sighting {
@@ -117,7 +121,8 @@ export function traceSuite(broker: TraceCase): void {
       await defineContexts()
       const traceId = randomUUID()
       const queue = uniqueQueue('trace')
-      const dlq = `${queue}.dlq`
+      const dlq = broker.dlqOf?.(queue) ?? `${queue}.dlq`
+      await broker.prepare?.([queue, dlq])
       // The trace's first message goes first, so hold() takes it into the in-flight list.
       const first = await publish(broker.url(), queue, 1, traceId)
       await publish(broker.url(), queue, 3)
@@ -165,7 +170,7 @@ export function traceSuite(broker: TraceCase): void {
         assert.deepEqual(envelopes.map((e) => e.meta.id).sort(), [...expected.keys()].sort())
         const file = path.join(dir, `${queue}.jsonl`)
         writeFileSync(file, lines.stdout)
-        const replay = await runBq(['replay', file, '--dry-run', '--to', `${queue}-replayed`, '-b', broker.url()])
+        const replay = await runBq(['replay', file, '--dry-run', '--to', queue, '-b', broker.url()])
         assert.equal(replay.code, 0, replay.stderr)
         // The table names every copy; reads changed nothing (broker.readsCost: with consent, only delivery flags may have moved).
         const table = await trace([traceId, '--context', 'a', '--context', 'b', '--queue', `${queue}*`, ...consent])
@@ -180,6 +185,7 @@ export function traceSuite(broker: TraceCase): void {
     test('a TraceID of a non-UUID trace_id is found by hashing each candidate\'s trace_id', async (t) => {
       if (!(await broker.available(t))) return
       const queue = uniqueQueue('trace-hash')
+      await broker.prepare?.([queue])
       const traceId = `order-1042-${randomUUID().slice(0, 8)}`
       await publish(broker.url(), queue, 2)
       const ids = await publish(broker.url(), queue, 1, traceId)
@@ -192,6 +198,7 @@ export function traceSuite(broker: TraceCase): void {
     test('an id that is nowhere exits 1 in one line; --plan reads nothing', async (t) => {
       if (!(await broker.available(t))) return
       const queue = uniqueQueue('trace-none')
+      await broker.prepare?.([queue])
       await publish(broker.url(), queue, 2)
       const before = await broker.snapshot([queue])
       const run = await trace([randomUUID(), '-b', broker.url(), '--queue', `${queue}*`])
@@ -219,6 +226,7 @@ export function traceSuite(broker: TraceCase): void {
       const added = await runBq(['context', 'add', 'down', '-b', `sqlite://${path.join(dir, 'missing-dir', 'x.db')}`], {env})
       assert.ok(added.code === 0 || /exists/.test(added.stderr), added.stderr)
       const queue = uniqueQueue('trace-unread')
+      await broker.prepare?.([queue])
       const traceId = randomUUID()
       await publish(broker.url(), queue, 1, traceId)
       const before = await broker.snapshot([queue])

@@ -3,15 +3,18 @@
  * holds the trace's first row reserved, as bq's own consumers (redrive, purge) do.
  */
 import assert from 'node:assert/strict'
+import {randomUUID} from 'node:crypto'
 import {mkdtempSync, rmSync} from 'node:fs'
 import {createRequire} from 'node:module'
 import {tmpdir} from 'node:os'
 import path from 'node:path'
-import {after} from 'node:test'
+import {after, describe, test} from 'node:test'
 
 import type BetterSqlite3 from 'better-sqlite3'
 
 import {openSqliteAdapter} from '../../../src/lib/brokers/sqlite/index.js'
+import {uniqueQueue} from '../../support/brokers.js'
+import {runBq, startBq} from '../../support/cli.js'
 import {traceSuite, type HeldWork} from '../../suites/trace-suite.js'
 
 const dir = mkdtempSync(path.join(tmpdir(), 'bq-trace-sqlite-'))
@@ -56,4 +59,32 @@ traceSuite({
   hold,
   heldPlace: 'reserved',
   snapshot,
+})
+
+describe('bq trace --follow on the embedded store', () => {
+  test('prints each new copy as it appears, and ends on SIGINT with exit 130', async () => {
+    const url = `sqlite://${file}`
+    const queue = uniqueQueue('trace-follow')
+    const traceId = randomUUID()
+    const first = await runBq(['publish', 'urn:babel:orders:created', '-d', '{}', '-q', queue, '--trace-id', traceId, '-b', url])
+    assert.equal(first.code, 0, first.stderr)
+    const {child, done} = startBq(['trace', traceId, '-b', url, '--queue', `${queue}*`, '--follow', '--jsonl'])
+    let out = ''
+    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')))
+    const lines = () => out.split('\n').filter((line) => line !== '')
+    const waitFor = async (count: number) => {
+      const until = Date.now() + 15_000
+      while (lines().length < count && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 100))
+      assert.equal(lines().length, count, out)
+    }
+    await waitFor(1)
+    const moved = await runBq(['publish', 'urn:babel:orders:created', '-d', '{}', '-q', `${queue}.dlq`, '--trace-id', traceId, '-b', url])
+    assert.equal(moved.code, 0, moved.stderr)
+    await waitFor(2)
+    assert.equal((JSON.parse(lines()[1]) as {meta: {id: string}}).meta.id, moved.stdout.trim())
+    child.kill('SIGINT')
+    const result = await done
+    assert.equal(result.code, 130, result.stderr)
+    assert.match(result.stderr, /stopped following/)
+  })
 })
