@@ -85,6 +85,13 @@ async function publishDead(url: string, dlq: string, queue: string, traceId: str
   return envelope.id as string
 }
 
+/** Runs the steps one after another (reads that take messages must not overlap). */
+async function inTurn<T>(steps: Array<() => Promise<T>>): Promise<T[]> {
+  const results: T[] = []
+  for (const step of steps) results.push(await step())
+  return results
+}
+
 /** A URL without its password, and the password (URL-decoded), when it has one. */
 function withoutPassword(url: string): {bare: string; password?: string} {
   const match = /^([a-z0-9+.-]+:\/\/[^:/?#@]*):([^@/?#]*)@/i.exec(url)
@@ -126,10 +133,8 @@ export function traceSuite(broker: TraceCase): void {
       // The trace's first message goes first, so hold() takes it into the in-flight list.
       const first = await publish(broker.url(), queue, 1, traceId)
       await publish(broker.url(), queue, 3)
-      const second = await publish(broker.url(), queue, 1, traceId)
-      const dead = await publishDead(broker.url(), dlq, queue, traceId, dir)
-      const elsewhere = await publish(secondUrl(), queue, 1, traceId)
-      await publish(secondUrl(), queue, 2)
+      // Each its own queue (or broker): published at once, to keep the file's wall time down.
+      const [second, dead, elsewhere] = await Promise.all([publish(broker.url(), queue, 1, traceId), publishDead(broker.url(), dlq, queue, traceId, dir), publish(secondUrl(), queue, 1, traceId)])
       const held = broker.hold === undefined ? undefined : await broker.hold(queue, 1)
       try {
         const before = await broker.snapshot([queue, dlq])
@@ -141,8 +146,11 @@ export function traceSuite(broker: TraceCase): void {
         ])
         if (!unseenHeld) expected.set(first[0], held === undefined ? 'waiting' : 'in flight')
         const consent = broker.readsCost ? ['--accept-delivery-cost'] : []
-        for (const id of [traceId.toUpperCase(), otelTraceIdOf(traceId)]) {
-          const run = await trace([id, '--context', 'a', '--context', 'b', '--queue', `${queue}*`, '--json', ...consent])
+        const scope = ['--context', 'a', '--context', 'b', '--queue', `${queue}*`, ...consent]
+        // Free reads run at once; reads that take and return messages (consent) one after another.
+        const runs = [[traceId.toUpperCase(), '--json'], [otelTraceIdOf(traceId), '--json'], [dead, '--json'], [traceId, '--jsonl'], [traceId]]
+        const [upper, otel, byId, lines, table] = broker.readsCost ? await inTurn(runs.map((args) => () => trace([...args, ...scope]))) : await Promise.all(runs.map((args) => trace([...args, ...scope])))
+        for (const [id, run] of [[traceId.toUpperCase(), upper], [otelTraceIdOf(traceId), otel]] as const) {
           assert.equal(run.code, 0, run.stderr)
           const result = jsonOutput(run.stdout).result as unknown as TraceJson
           const found = new Map(result.sightings.map((s) => [s.id, s]))
@@ -159,12 +167,10 @@ export function traceSuite(broker: TraceCase): void {
           assert.ok(result.runs.some((r) => Object.values(r.ids).some((ids) => ids.includes(second[0]))), JSON.stringify(result.runs))
         }
         // A meta.id finds that one copy only.
-        const byId = await trace([dead, '--context', 'a', '--context', 'b', '--queue', `${queue}*`, '--json', ...consent])
         assert.equal(byId.code, 0, byId.stderr)
         const one = (jsonOutput(byId.stdout).result as unknown as TraceJson).sightings
         assert.deepEqual(one.map((s) => [s.id, s.state, s.matched_by]), [[dead, 'dead', 'meta.id']])
         // --jsonl writes the envelopes as peek --jsonl does: bq replay reads them.
-        const lines = await trace([traceId, '--context', 'a', '--context', 'b', '--queue', `${queue}*`, '--jsonl', ...consent])
         assert.equal(lines.code, 0, lines.stderr)
         const envelopes = lines.stdout.trim().split('\n').map((line) => JSON.parse(line) as {trace_id: string; meta: {id: string}})
         assert.deepEqual(envelopes.map((e) => e.meta.id).sort(), [...expected.keys()].sort())
@@ -173,7 +179,6 @@ export function traceSuite(broker: TraceCase): void {
         const replay = await runBq(['replay', file, '--dry-run', '--to', queue, '-b', broker.url()])
         assert.equal(replay.code, 0, replay.stderr)
         // The table names every copy; reads changed nothing (broker.readsCost: with consent, only delivery flags may have moved).
-        const table = await trace([traceId, '--context', 'a', '--context', 'b', '--queue', `${queue}*`, ...consent])
         assert.equal(table.code, 0, table.stderr)
         for (const messageId of expected.keys()) assert.ok(table.stdout.includes(messageId), table.stdout)
         assert.deepEqual(await broker.snapshot([queue, dlq]), before, 'trace changed what it read')
@@ -201,16 +206,15 @@ export function traceSuite(broker: TraceCase): void {
       await broker.prepare?.([queue])
       await publish(broker.url(), queue, 2)
       const before = await broker.snapshot([queue])
-      const run = await trace([randomUUID(), '-b', broker.url(), '--queue', `${queue}*`])
+      const scope = ['-b', broker.url(), '--queue', `${queue}*`]
+      const [run, json, plan] = await Promise.all([trace([randomUUID(), ...scope]), trace([randomUUID(), ...scope, '--json']), trace([randomUUID(), ...scope, '--plan', '--json'])])
       assert.equal(run.code, 1, run.stderr)
       assert.equal(run.stdout, '')
       assert.equal(run.stderr.trim().split('\n').length, 1, run.stderr)
       assert.match(run.stderr, /no copy of/)
-      const json = await trace([randomUUID(), '-b', broker.url(), '--queue', `${queue}*`, '--json'])
       assert.equal(json.code, 1)
       const output = jsonOutput(json.stdout)
       assert.ok(!output.ok && output.error.code === 'not-found', json.stdout)
-      const plan = await trace([randomUUID(), '-b', broker.url(), '--queue', `${queue}*`, '--plan', '--json'])
       assert.equal(plan.code, 0, plan.stderr)
       const places = (jsonOutput(plan.stdout).result as {brokers: Array<{places: Array<{queue: string; state: string; depth: number | null; cost: string}>}>}).brokers[0].places
       const waiting = places.find((p) => p.queue === queue && (p.state === 'waiting' || p.state === 'dead'))
