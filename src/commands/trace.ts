@@ -7,7 +7,6 @@ import {sharedFlags} from '../lib/cli/flags.js'
 import {stopOnInterrupt} from '../lib/cli/interrupt.js'
 import type {StopRequest} from '../lib/cli/interrupt.js'
 import {BqError, InterruptedError, UsageError} from '../lib/errors.js'
-import {globToRegExp} from '../lib/ops/match.js'
 import {traceBrokers} from '../lib/ops/trace-contexts.js'
 import type {TraceBroker} from '../lib/ops/trace-contexts.js'
 import {traceTarget} from '../lib/ops/trace-id.js'
@@ -18,6 +17,7 @@ import {planTrace} from '../lib/ops/trace-plan.js'
 import type {PlannedPlace} from '../lib/ops/trace-plan.js'
 import {traceBroker} from '../lib/ops/trace-run.js'
 import type {CutShortPlace, PlaceReporter, UnreadPlace} from '../lib/ops/trace-run.js'
+import {QueueFilter} from '../lib/ops/trace-sources.js'
 import type {TraceSource} from '../lib/ops/trace-sources.js'
 import {exportLine} from '../lib/output/message-rows.js'
 import {startProgress} from '../lib/output/progress.js'
@@ -59,7 +59,7 @@ export default class Trace extends BqCommand {
   static override summary = 'Find every copy of a message or a trace: every queue, DLQ, in-flight list and staging place, on one broker or across contexts.'
   static override description = `ID is any of: a trace_id (a UUID or any other string), a 32-hex OpenTelemetry TraceID as Jaeger or Grafana Tempo shows it (mapped back as spec-observability.md says: a UUID's 16 bytes, else the first 16 bytes of the SHA-256 of each candidate's trace_id), or a meta.id.
 
-Where it looks: every queue and DLQ as bq dlq ls finds them (Kafka's SDK retry tiers too; on Kafka the whole retained log), the in-flight elements bq inflight ls reads (Redis <queue>:processing, Laravel's :reserved and :delayed, the embedded store's reserved rows) and bq's own staging list (Redis <queue>:bq-held). --queue narrows it to queues whose name matches a glob. Reads are side-effect free: where a read would cost a delivery (no true peek: RabbitMQ, SQS) the queue is not read, and is named with why, unless --accept-delivery-cost is given. Trace writes nothing, so protected contexts are read like any other.
+Where it looks: every queue and DLQ as bq dlq ls finds them (Kafka's SDK retry tiers too; on Kafka the whole retained log), the in-flight elements bq inflight ls reads (Redis <queue>:processing, Laravel's :reserved and :delayed, the embedded store's reserved rows) and bq's own staging list (Redis <queue>:bq-held). --queue narrows it to queues whose name matches a glob (repeatable); where a broker cannot list its queues (Service Bus without its management API), name them with --queue. Reads are side-effect free: where a read would cost a delivery (no true peek: RabbitMQ, SQS) the queue is not read, and is named with why, unless --accept-delivery-cost is given. Trace writes nothing, so protected contexts are read like any other.
 
 Prints, oldest first: broker (context), queue, state (waiting, dead, in flight, staged), position, attempts, the dead_letter reason and exception, age, URN and meta.id; then the recorded runs (bq runs show) that moved, published or deleted these ids. --json prints one object; --jsonl the envelopes, one per line, exactly as bq peek --jsonl writes them (bq replay takes them).
 
@@ -77,15 +77,15 @@ Exit status: 0 when a copy was found; 1 when none was (one line); 2 for usage er
   ]
   static override args = {id: Args.string({description: 'a trace_id, a 32-hex OpenTelemetry TraceID, or a meta.id', required: true})}
   static override flags = {
-    queue: Flags.string({char: 'q', description: 'look only in queues whose name matches this glob (*, ?)'}),
+    queue: Flags.string({char: 'q', description: 'look only in queues whose name matches this glob (*, ?); repeatable. A name without a wildcard is read even where the broker cannot list its queues', multiple: true}),
     'max-scan': Flags.integer({description: `read at most this many messages of each queue, in-flight list or staging place (default ${DEFAULT_MAX_SCAN})`, default: DEFAULT_MAX_SCAN, min: 1}),
     jsonl: Flags.boolean({description: 'print the envelopes found, one per line, as bq peek --jsonl writes them (bq replay reads them)', exclusive: ['plan']}),
     plan: Flags.boolean({description: 'print the places a trace would read, their depths, costs and an estimated time; read no message'}),
     follow: Flags.boolean({char: 'f', description: 'keep looking and print each new copy as it appears, until Ctrl-C', exclusive: ['plan']}),
     'accept-delivery-cost': Flags.boolean({description: 'also read queues where a read costs a delivery (RabbitMQ: flagged redelivered, a quorum queue counts it; SQS: the receive count rises)'}),
-    'all-contexts': Flags.boolean({description: 'read every defined context (bq context list)', exclusive: ['context', 'broker'], helpGroup: 'BROKER'}),
+    'all-contexts': Flags.boolean({description: 'read every defined context (bq context list)', exclusive: ['context'], helpGroup: 'BROKER'}),
     broker: sharedFlags.broker,
-    context: Flags.string({description: 'read this named context; repeatable, to read several (default: $BQ_CONTEXT, else the current context)', multiple: true, helpGroup: 'BROKER'}),
+    context: Flags.string({description: 'read this named context; repeatable, to read several; with --broker, that broker as well (default: $BQ_CONTEXT, else the current context)', multiple: true, helpGroup: 'BROKER'}),
     timeout: Flags.integer({description: `seconds for the whole search (default ${DEFAULT_TRACE_SECONDS}); places not read by then are named as cut short. Also bounds each broker operation`, min: 1, max: 86_400, helpGroup: 'BROKER'}),
   }
 
@@ -96,14 +96,14 @@ Exit status: 0 when a copy was found; 1 when none was (one line); 2 for usage er
     const specs = traceBrokers(flags)
     const named = specs.filter((s) => s.context !== undefined)
     if (named.length > 0) this.logToStderr(`bq: trace reads context ${named.map((s) => `${s.context}${s.protected ? ' (protected)' : ''}`).join(', ')}`)
-    const match = flags.queue === undefined ? undefined : globToRegExp(flags.queue)
+    const filter = new QueueFilter(flags.queue ?? [])
     const seconds = flags.timeout ?? DEFAULT_TRACE_SECONDS
     const opened = await this.openAll(specs, flags.timeout)
     try {
-      if (flags.plan) return await this.plan(target, opened, {match, maxScan: flags['max-scan'], acceptDeliveryCost: flags['accept-delivery-cost']})
+      if (flags.plan) return await this.plan(target, opened, {filter, maxScan: flags['max-scan'], acceptDeliveryCost: flags['accept-delivery-cost']})
       const interrupt = stopOnInterrupt()
       try {
-        const request = {target, match, maxScan: flags['max-scan'], deadline: Date.now() + seconds * 1000, acceptDeliveryCost: flags['accept-delivery-cost'], stopRequested: interrupt.requested}
+        const request = {target, filter, maxScan: flags['max-scan'], deadline: Date.now() + seconds * 1000, acceptDeliveryCost: flags['accept-delivery-cost'], stopRequested: interrupt.requested}
         if (flags.follow) return await this.follow(target, opened, {...request, acceptDeliveryCost: false}, interrupt, flags.jsonl)
         return await this.traceOnce(target, opened, request, interrupt, flags.jsonl)
       } finally {
@@ -122,7 +122,7 @@ Exit status: 0 when a copy was found; 1 when none was (one line); 2 for usage er
     return results.map((r, i) => (r.status === 'fulfilled' ? {spec: specs[i], adapter: r.value} : {spec: specs[i], error: r.reason as Error}))
   }
 
-  private async plan(target: TraceTarget, opened: Array<OpenBroker | {spec: TraceBroker; error: Error}>, options: {match?: RegExp; maxScan: number; acceptDeliveryCost: boolean}): Promise<TracePlanResult> {
+  private async plan(target: TraceTarget, opened: Array<OpenBroker | {spec: TraceBroker; error: Error}>, options: {filter: QueueFilter; maxScan: number; acceptDeliveryCost: boolean}): Promise<TracePlanResult> {
     const brokers: TracePlanResult['brokers'] = []
     for (const o of opened) {
       if (!('adapter' in o)) {

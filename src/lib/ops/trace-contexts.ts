@@ -5,7 +5,7 @@ import {UsageError} from '../errors.js'
 /**
  * The brokers `bq trace` reads: the one a command would act on (--broker, $BQ_BROKER, the current
  * context, the embedded store), each context named with --context, or every defined context
- * (--all-contexts). Protected contexts are fine: trace only reads.
+ * (--all-contexts); --broker with contexts reads that broker as well. Protected contexts are fine: trace only reads.
  */
 export interface TraceBroker {
   /** The context's name; undefined for a broker given by URL or the default. */
@@ -17,7 +17,8 @@ export interface TraceBroker {
 
 export function traceBrokers(flags: {broker?: string; context?: string[]; 'all-contexts'?: boolean}): TraceBroker[] {
   const named = flags.context ?? []
-  if (flags.broker !== undefined && (named.length > 0 || flags['all-contexts'])) throw new UsageError('--broker and --context (or --all-contexts) both name brokers: give one of them')
+  // --broker with contexts: that broker too, first (a broker no context names, beside those that do).
+  const given: TraceBroker[] = flags.broker !== undefined && (named.length > 0 || flags['all-contexts']) ? [{protected: false, url: flags.broker}] : []
   let names = named
   if (flags['all-contexts']) {
     names = Object.keys(readContexts().contexts).sort()
@@ -28,8 +29,11 @@ export function traceBrokers(flags: {broker?: string; context?: string[]; 'all-c
     if (choice.context === undefined) return [{protected: false, url: flags.broker}]
     return [{context: choice.context.name, protected: choice.context.protected, url: choice.url}]
   }
-  return [...new Set(names)].map((name) => {
-    const choice = chooseBroker({context: name})
-    return {context: name, protected: choice.context?.protected ?? false, url: choice.url}
-  })
+  return [
+    ...given,
+    ...[...new Set(names)].map((name) => {
+      const choice = chooseBroker({context: name})
+      return {context: name, protected: choice.context?.protected ?? false, url: choice.url}
+    }),
+  ]
 }

@@ -2,6 +2,7 @@ import type {BrokerAdapter} from '../brokers/adapter.js'
 import {QueueNotFoundError} from '../errors.js'
 import {readCost} from './trace-cost.js'
 import {traceSources} from './trace-sources.js'
+import type {QueueFilter} from './trace-sources.js'
 
 /**
  * `bq trace --plan`: the places a trace would read, before reading any message: each one's depth
@@ -30,10 +31,10 @@ const COSTLY_RATE = 1000
 /** A listing or in-flight read, per place. */
 const PER_PLACE_MS = 5
 
-export async function planTrace(adapter: BrokerAdapter, options: {match?: RegExp; maxScan: number; acceptDeliveryCost: boolean}): Promise<{places: PlannedPlace[]; estimated_seconds: number}> {
+export async function planTrace(adapter: BrokerAdapter, options: {filter?: QueueFilter; maxScan: number; acceptDeliveryCost: boolean}): Promise<{places: PlannedPlace[]; estimated_seconds: number}> {
   const places: PlannedPlace[] = []
   let ms = 0
-  for (const source of await traceSources(adapter, options.match)) {
+  for (const source of await traceSources(adapter, options.filter)) {
     let depth: number | null
     let cost: Awaited<ReturnType<typeof readCost>>
     try {

@@ -5,7 +5,7 @@ import type {TraceTarget} from './trace-id.js'
 import {scanSource} from './trace-scan.js'
 import type {Sighting} from './trace-scan.js'
 import {traceSources} from './trace-sources.js'
-import type {TraceSource} from './trace-sources.js'
+import type {QueueFilter, TraceSource} from './trace-sources.js'
 
 /**
  * `bq trace` on one broker: every place trace-sources.ts names, each read within the limits, a
@@ -14,8 +14,8 @@ import type {TraceSource} from './trace-sources.js'
 
 export interface TraceRequest {
   target: TraceTarget
-  /** Only queues whose name this matches (--queue). */
-  match?: RegExp
+  /** Only queues --queue names. */
+  filter?: QueueFilter
   maxScan: number
   /** Unix ms: the --timeout budget's end. */
   deadline: number
@@ -54,7 +54,7 @@ export interface BrokerTrace {
 
 export async function traceBroker(adapter: BrokerAdapter, request: TraceRequest): Promise<BrokerTrace> {
   const trace: BrokerTrace = {sightings: [], placesRead: 0, scanned: 0, unread: [], cutShort: []}
-  for (const source of await traceSources(adapter, request.match)) {
+  for (const source of await traceSources(adapter, request.filter)) {
     if (request.stopRequested?.()) {
       trace.cutShort.push({queue: source.queue, state: source.state, scanned: 0, why: 'interrupted'})
       continue
