@@ -75,3 +75,20 @@ describe('bq trace on Redis: bq\'s staging list and a queue known only by it', (
     assert.deepEqual(await redis().lrangeBuffer(`${queue}:bq-held`, 0, -1), [body], 'nothing moved')
   })
 })
+
+describe('bq trace on Redis, Laravel layout', () => {
+  test('a job in <queue>:reserved (a Laravel worker\'s reservation) is found in flight, place reserved', async (t) => {
+    if (!(await available(t))) return
+    const queue = uniqueQueue('trace-laravel')
+    used.add(`queues:${queue}`)
+    const traceId = randomUUID()
+    const body = make('urn:babel:orders:created', '{"order_id":8}', {queue, traceId}).toBuffer()
+    await redis().zadd(`queues:${queue}:reserved`, Math.floor(Date.now() / 1000) + 90, body)
+    const laravelUrl = `${url}${url.includes('?') ? '&' : '?'}prefix=queues:`
+    const run = await runBq(['trace', traceId, '-b', laravelUrl, '--queue', queue, '--json'])
+    assert.equal(run.code, 0, run.stderr)
+    const sightings = (jsonOutput(run.stdout).result as {sightings: Array<{state: string; place: string; queue: string}>}).sightings
+    assert.deepEqual(sightings.map((s) => [s.queue, s.state, s.place]), [[queue, 'in flight', 'reserved']])
+    assert.equal(await redis().zcard(`queues:${queue}:reserved`), 1, 'nothing moved')
+  })
+})

@@ -14,7 +14,7 @@ import type BetterSqlite3 from 'better-sqlite3'
 
 import {openSqliteAdapter} from '../../../src/lib/brokers/sqlite/index.js'
 import {uniqueQueue} from '../../support/brokers.js'
-import {runBq, startBq} from '../../support/cli.js'
+import {jsonOutput, runBq, startBq} from '../../support/cli.js'
 import {traceSuite, type HeldWork} from '../../suites/trace-suite.js'
 
 const dir = mkdtempSync(path.join(tmpdir(), 'bq-trace-sqlite-'))
@@ -86,5 +86,26 @@ describe('bq trace --follow on the embedded store', () => {
     const result = await done
     assert.equal(result.code, 130, result.stderr)
     assert.match(result.stderr, /stopped following/)
+  })
+})
+
+describe('bq trace limits on the embedded store', () => {
+  test('--max-scan stops each place at that many messages, and the report names the places cut short', async () => {
+    const url = `sqlite://${file}`
+    const queue = uniqueQueue('trace-cap')
+    const traceId = randomUUID()
+    assert.equal((await runBq(['publish', 'urn:babel:orders:created', '-d', '{}', '-q', queue, '--trace-id', traceId, '-b', url])).code, 0)
+    assert.equal((await runBq(['publish', 'urn:babel:orders:created', '-d', '{}', '-q', queue, '--count', '4', '-b', url])).code, 0)
+    const last = await runBq(['publish', 'urn:babel:orders:created', '-d', '{}', '-q', queue, '--trace-id', traceId, '-b', url])
+    const [capped, table] = await Promise.all([
+      runBq(['trace', traceId, '-b', url, '--queue', queue, '--max-scan', '3', '--json']),
+      runBq(['trace', traceId, '-b', url, '--queue', queue, '--max-scan', '3']),
+    ])
+    assert.equal(capped.code, 0, capped.stderr)
+    const result = jsonOutput(capped.stdout).result as {sightings: Array<{id: string}>; cut_short: Array<{queue: string; state: string; scanned: number; why: string}>}
+    assert.equal(result.sightings.length, 1, 'the copy past the cap is not seen')
+    assert.ok(!result.sightings.some((s) => s.id === last.stdout.trim()))
+    assert.deepEqual(result.cut_short, [{queue, state: 'waiting', scanned: 3, why: 'max-scan', context: null, broker: url}])
+    assert.match(table.stderr, new RegExp(`cut short: ${queue} \\(waiting, .*\\) after 3 message\\(s\\): reached --max-scan`))
   })
 })
