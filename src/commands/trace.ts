@@ -91,6 +91,7 @@ Exit status: 0 when a copy was found; 1 when none was (one line); 2 for usage er
 
   async run(): Promise<TracePlanResult | TraceResult> {
     const {args, flags} = await this.parse(Trace)
+    if (flags.jsonl && this.jsonEnabled()) throw new UsageError('--json prints one object, --jsonl one envelope per line: give one of them')
     const target = traceTarget(args.id)
     if (target.text === '') throw new UsageError('the id is empty: give a trace_id, an OpenTelemetry TraceID or a meta.id')
     const specs = traceBrokers(flags)

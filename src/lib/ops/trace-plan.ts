@@ -57,5 +57,5 @@ export async function planTrace(adapter: BrokerAdapter, options: {filter?: Queue
 /** What the broker counts in flight for the queue: elements bq can read, or those it shows counts of. */
 async function inflightDepth(adapter: BrokerAdapter, queue: string): Promise<number> {
   const report = await adapter.inflight!(queue, {limit: 0})
-  return report.gauges.filter((g) => ['processing', 'reserved', 'delayed', 'unacked', 'not_visible', 'delivering'].includes(g.name)).reduce((sum, g) => sum + g.value, 0)
+  return report.gauges.filter((g) => ['processing', 'reserved', 'delayed', 'unacked', 'not_visible', 'delivering', 'scheduled', 'deferred'].includes(g.name)).reduce((sum, g) => sum + g.value, 0)
 }

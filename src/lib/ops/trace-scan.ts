@@ -41,8 +41,12 @@ export interface ScanOutcome {
   unseen?: string
 }
 
-/** In-flight gauges that count messages bq cannot see where a broker shows counts only. */
-const UNSEEN_GAUGES = new Set(['unacked', 'not_visible', 'delivering'])
+/**
+ * Per broker, the in-flight gauge that counts messages a browse cannot see (held where no client
+ * reads them). Pulsar's unacked and Service Bus's locked messages are not here: a reader or a peek
+ * still sees them, waiting.
+ */
+const HIDDEN_FROM_BROWSE: Record<string, string> = {rabbitmq: 'unacked', sqs: 'not_visible', artemis: 'delivering'}
 
 /** Messages per browse call: big pages keep the round trips few (Redis LRANGE, the store's SELECT). */
 export const TRACE_PAGE = 1000
@@ -64,7 +68,8 @@ export async function scanSource(adapter: BrokerAdapter, source: TraceSource, ta
     limits.onRead?.(elements.length)
     const count = (names: Set<string>) => report.gauges.filter((g) => names.has(g.name)).reduce((sum, g) => sum + g.value, 0)
     const held = count(new Set(['processing', 'reserved', 'delayed']))
-    const unseen = report.countsOnly === undefined ? 0 : count(UNSEEN_GAUGES)
+    const hidden = HIDDEN_FROM_BROWSE[adapter.kind]
+    const unseen = report.countsOnly === undefined || hidden === undefined ? 0 : count(new Set([hidden]))
     return {
       sightings,
       scanned: elements.length,

@@ -72,7 +72,8 @@ export async function traceSources(adapter: BrokerAdapter, filter = new QueueFil
     if (!filter.matches(queue)) continue
     const role = roles.get(queue)
     sources.push({queue, read: 'browse', state: dead.has(queue) ? 'dead' : 'waiting', ...(role === undefined ? {} : {role})})
-    if (adapter.inflight !== undefined) sources.push({queue, read: 'inflight', state: 'in flight'})
+    // A log broker's in-flight figures are consumer lag: its records are read from the log itself.
+    if (adapter.inflight !== undefined && !adapter.capabilities.logBrowse) sources.push({queue, read: 'inflight', state: 'in flight'})
     if (adapter.staged !== undefined) sources.push({queue, read: 'staged', state: 'staged'})
   }
   return sources
