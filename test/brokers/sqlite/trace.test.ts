@@ -15,6 +15,7 @@ import type BetterSqlite3 from 'better-sqlite3'
 import {openSqliteAdapter} from '../../../src/lib/brokers/sqlite/index.js'
 import {uniqueQueue} from '../../support/brokers.js'
 import {jsonOutput, runBq, startBq} from '../../support/cli.js'
+import {hasScript, onTerminal} from '../../support/terminal.js'
 import {traceSuite, type HeldWork} from '../../suites/trace-suite.js'
 
 const dir = mkdtempSync(path.join(tmpdir(), 'bq-trace-sqlite-'))
@@ -107,5 +108,18 @@ describe('bq trace limits on the embedded store', () => {
     assert.ok(!result.sightings.some((s) => s.id === last.stdout.trim()))
     assert.deepEqual(result.cut_short, [{queue, state: 'waiting', scanned: 3, why: 'max-scan', context: null, broker: url}])
     assert.match(table.stderr, new RegExp(`cut short: ${queue} \\(waiting, .*\\) after 3 message\\(s\\): reached --max-scan`))
+  })
+})
+
+describe('bq trace on a terminal', () => {
+  test('a progress line per place on stderr, taken off the screen before the table', {skip: !hasScript && 'util-linux script is not installed'}, async () => {
+    const url = `sqlite://${file}`
+    const queue = uniqueQueue('trace-tty')
+    const traceId = randomUUID()
+    assert.equal((await runBq(['publish', 'urn:babel:orders:created', '-d', '{}', '-q', queue, '--count', '3', '--trace-id', traceId, '-b', url])).code, 0)
+    const {code, screen} = await onTerminal(['trace', traceId, '-b', url, '--queue', queue], {env: {XDG_CONFIG_HOME: dir}})
+    assert.equal(code, 0, screen)
+    assert.match(screen, new RegExp(`read in ${queue} \\(waiting\\)`), 'the progress line names the place')
+    assert.match(screen, /3 copy\(ies\) of/)
   })
 })
