@@ -7,6 +7,7 @@ import {sharedFlags} from '../lib/cli/flags.js'
 import {stopOnInterrupt} from '../lib/cli/interrupt.js'
 import type {StopRequest} from '../lib/cli/interrupt.js'
 import {BqError, InterruptedError, UsageError} from '../lib/errors.js'
+import {parseTimeBound} from '../lib/ops/time-window.js'
 import {traceBrokers} from '../lib/ops/trace-contexts.js'
 import type {TraceBroker} from '../lib/ops/trace-contexts.js'
 import {traceTarget} from '../lib/ops/trace-id.js'
@@ -78,7 +79,8 @@ Exit status: 0 when a copy was found; 1 when none was (one line); 2 for usage er
   static override args = {id: Args.string({description: 'a trace_id, a 32-hex OpenTelemetry TraceID, or a meta.id', required: true})}
   static override flags = {
     queue: Flags.string({char: 'q', description: 'look only in queues whose name matches this glob (*, ?); repeatable. A name without a wildcard is read even where the broker cannot list its queues', multiple: true}),
-    'max-scan': Flags.integer({description: `read at most this many messages of each queue, in-flight list or staging place (default ${DEFAULT_MAX_SCAN})`, default: DEFAULT_MAX_SCAN, min: 1}),
+    'max-scan': Flags.integer({description: 'read at most this many messages of each queue, in-flight list or staging place', default: DEFAULT_MAX_SCAN, min: 1}),
+    since: Flags.string({description: 'only copies the broker took at or after this time (ISO 8601, Unix ms, or a duration ago: 30m, 2h, 7d; else meta.created_at); Kafka starts each partition there instead of at the log start'}),
     jsonl: Flags.boolean({description: 'print the envelopes found, one per line, as bq peek --jsonl writes them (bq replay reads them)', exclusive: ['plan']}),
     plan: Flags.boolean({description: 'print the places a trace would read, their depths, costs and an estimated time; read no message'}),
     follow: Flags.boolean({char: 'f', description: 'keep looking and print each new copy as it appears, until Ctrl-C', exclusive: ['plan']}),
@@ -104,7 +106,8 @@ Exit status: 0 when a copy was found; 1 when none was (one line); 2 for usage er
       if (flags.plan) return await this.plan(target, opened, {filter, maxScan: flags['max-scan'], acceptDeliveryCost: flags['accept-delivery-cost']})
       const interrupt = stopOnInterrupt()
       try {
-        const request = {target, filter, maxScan: flags['max-scan'], deadline: Date.now() + seconds * 1000, acceptDeliveryCost: flags['accept-delivery-cost'], stopRequested: interrupt.requested}
+        const since = flags.since === undefined ? undefined : parseTimeBound(flags.since, '--since', Date.now())
+        const request = {target, filter, since, maxScan: flags['max-scan'], deadline: Date.now() + seconds * 1000, acceptDeliveryCost: flags['accept-delivery-cost'], stopRequested: interrupt.requested}
         if (flags.follow) return await this.follow(target, opened, {...request, acceptDeliveryCost: false}, interrupt, flags.jsonl)
         return await this.traceOnce(target, opened, request, interrupt, flags.jsonl)
       } finally {

@@ -17,6 +17,8 @@ export interface TraceRequest {
   /** Only queues --queue names. */
   filter?: QueueFilter
   maxScan: number
+  /** --since, Unix ms: copies taken before it are left out (and Kafka seeks past them). */
+  since?: number
   /** Unix ms: the --timeout budget's end. */
   deadline: number
   acceptDeliveryCost: boolean
@@ -71,7 +73,7 @@ export async function traceBroker(adapter: BrokerAdapter, request: TraceRequest)
       }
       const reporter = request.onPlace?.(source)
       try {
-        const outcome = await scanSource(adapter, source, request.target, {maxScan: request.maxScan, deadline: request.deadline, stopRequested: request.stopRequested, onRead: (n) => reporter?.read(n)})
+        const outcome = await scanSource(adapter, source, request.target, {maxScan: request.maxScan, since: request.since, deadline: request.deadline, stopRequested: request.stopRequested, onRead: (n) => reporter?.read(n)})
         trace.placesRead++
         trace.scanned += outcome.scanned
         trace.sightings.push(...outcome.sightings)

@@ -23,6 +23,8 @@ export interface Sighting {
 export interface ScanLimits {
   /** Read at most this many messages of the place. */
   maxScan: number
+  /** Unix ms: a copy the broker took (else one created) before this is left out; pushed down to brokers that seek by time. */
+  since?: number
   /** Unix ms after which no further page is read. */
   deadline: number
   /** Checked between pages (a signal). */
@@ -59,6 +61,8 @@ export async function scanSource(adapter: BrokerAdapter, source: TraceSource, ta
     if (!couldMatch(message.body, target) && matchOf(target, native.traceId, native.id) === undefined) return
     const view = viewOf(message, adapter.binding)
     const matchedBy = matchOf(target, view.traceId, view.id)
+    const at = message.enqueuedAt ?? view.createdAt
+    if (limits.since !== undefined && (at === undefined || at < limits.since)) return
     if (matchedBy !== undefined) sightings.push({source, view, matchedBy, ...(place === undefined ? {} : {place})})
   }
   if (source.read === 'inflight') {
@@ -85,7 +89,7 @@ export async function scanSource(adapter: BrokerAdapter, source: TraceSource, ta
     return {sightings, scanned: read.length, ...(staged.length > limits.maxScan ? {cutShort: 'max-scan' as const} : {})}
   }
   // A log broker (Kafka) keeps records after they are consumed: the whole retained log is read.
-  const from = adapter.capabilities.logBrowse ? {from: {kind: 'beginning' as const}} : {}
+  const from = {...(adapter.capabilities.logBrowse ? {from: {kind: 'beginning' as const}} : {}), ...(limits.since === undefined ? {} : {notBefore: limits.since})}
   if (!adapter.capabilities.truePeek) {
     // Each read costs a delivery here (the caller has the operator's consent): read once.
     const page = await adapter.browse(source.queue, {limit: limits.maxScan + 1, ...from})
