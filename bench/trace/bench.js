@@ -37,7 +37,7 @@ const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.l
 const rawWall = median(rows.map((r) => r.raw.wall))
 const bqWall = median(rows.map((r) => r.bq.wall))
 const fmt = (x) => Math.round(x).toLocaleString('en-US')
-console.log(`### bench/trace — ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, ${fmt(total)} envelopes in ${q} Redis lists (median of ${runs}; seeding took ${seedSeconds.toFixed(0)} s)\n`)
+console.log(`### bench/trace/bench.js — ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, ${fmt(total)} envelopes in ${q} Redis lists (median of ${runs}; seeding took ${seedSeconds.toFixed(0)} s)\n`)
 console.log('| scan | time | envelopes/s | peak RSS | found |')
 console.log('| --- | ---: | ---: | ---: | --- |')
 console.log(`| raw: SCAN + pipelined LRANGE + byte search (baseline.js) | ${rawWall.toFixed(2)} s | ${fmt(total / rawWall)} | ${Math.max(...rows.map((r) => r.raw.rss)).toFixed(0)} MiB | ${rows[0].rawFound} |`)

@@ -57,7 +57,7 @@ const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.l
 const rawWall = median(rows.map((r) => r.raw.wall))
 const bqWall = median(rows.map((r) => r.bq.wall))
 const fmt = (x) => Math.round(x).toLocaleString('en-US')
-console.log(`### bench/trace/kafka — ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, ${fmt(total)} records in one topic of ${partitions} partitions (median of ${runs}; seeding took ${seedSeconds.toFixed(0)} s)\n`)
+console.log(`### bench/trace/kafka.js — ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, ${fmt(total)} records in one topic of ${partitions} partitions (median of ${runs}; seeding took ${seedSeconds.toFixed(0)} s)\n`)
 console.log('| scan | time | records/s | peak RSS | found |')
 console.log('| --- | ---: | ---: | ---: | --- |')
 console.log(`| raw: kcat -C -e -o beginning \\| grep -c | ${rawWall.toFixed(2)} s | ${fmt(total / rawWall)} | ${Math.max(...rows.map((r) => r.raw.rss)).toFixed(0)} MiB | ${rows.map((r) => r.rawFound).join(', ')} |`)
