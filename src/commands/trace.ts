@@ -20,6 +20,7 @@ import {traceBroker} from '../lib/ops/trace-run.js'
 import type {CutShortPlace, PlaceReporter, UnreadPlace} from '../lib/ops/trace-run.js'
 import {QueueFilter} from '../lib/ops/trace-sources.js'
 import type {TraceSource} from '../lib/ops/trace-sources.js'
+import {visible} from '../lib/output/control-chars.js'
 import {exportLine} from '../lib/output/message-rows.js'
 import {startProgress} from '../lib/output/progress.js'
 import {RUN_HEAD, SIGHTING_HEAD, oldestFirst, runRow, sightingJson, sightingRow} from '../lib/output/trace-report.js'
@@ -98,7 +99,8 @@ Exit status: 0 when a copy was found; 1 when none was (one line); 2 for usage er
     if (target.text === '') throw new UsageError('the id is empty: give a trace_id, an OpenTelemetry TraceID or a meta.id')
     const specs = traceBrokers(flags)
     const named = specs.filter((s) => s.context !== undefined)
-    if (named.length > 0) this.logToStderr(`bq: trace reads context ${named.map((s) => `${s.context}${s.protected ? ' (protected)' : ''}`).join(', ')}`)
+    // Always said, --json or not, as every command acting through a context says it (BqCommand).
+    if (named.length > 0) process.stderr.write(`${visible(`bq: trace reads context ${named.map((s) => `${s.context}${s.protected ? ' (protected)' : ''}`).join(', ')}`)}\n`)
     const filter = new QueueFilter(flags.queue ?? [])
     const seconds = flags.timeout ?? DEFAULT_TRACE_SECONDS
     const opened = await this.openAll(specs, flags.timeout)

@@ -123,3 +123,23 @@ describe('bq trace on a terminal', () => {
     assert.match(screen, /3 copy\(ies\) of/)
   })
 })
+
+describe('bq trace --all-contexts', () => {
+  test('reads every defined context, protected ones included, and says which', async () => {
+    const config = mkdtempSync(path.join(tmpdir(), 'bq-trace-contexts-'))
+    const env = {XDG_CONFIG_HOME: config}
+    const queue = uniqueQueue('trace-all')
+    const traceId = randomUUID()
+    const stores = ['one', 'two'].map((name) => `sqlite://${path.join(dir, `${name}-${queue}.db`)}`)
+    for (const [i, url] of stores.entries()) {
+      assert.equal((await runBq(['context', 'add', `c${i}`, '-b', url, ...(i === 1 ? ['--protected'] : [])], {env})).code, 0)
+      assert.equal((await runBq(['publish', 'urn:babel:orders:created', '-d', '{}', '-q', queue, '--trace-id', traceId, '-b', url])).code, 0)
+    }
+    const run = await runBq(['trace', traceId, '--all-contexts', '--json'], {env})
+    rmSync(config, {recursive: true, force: true})
+    assert.equal(run.code, 0, run.stderr)
+    assert.match(run.stderr, /bq: trace reads context c0, c1 \(protected\)/)
+    const sightings = (jsonOutput(run.stdout).result as {sightings: Array<{context: string}>}).sightings
+    assert.deepEqual(sightings.map((s) => s.context).sort(), ['c0', 'c1'])
+  })
+})
