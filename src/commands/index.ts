@@ -33,6 +33,7 @@ const LAZY_COMMANDS = {
   'schema:compat': lazyCommand(() => import('./schema/compat.js')),
   'schema:export-asyncapi': lazyCommand(() => import('./schema/export-asyncapi.js')),
   'schema:gdpr': lazyCommand(() => import('./schema/gdpr.js')),
+  trace: lazyCommand(() => import('./trace.js')),
   validate: lazyCommand(() => import('./validate.js')),
 }
 

@@ -27,6 +27,12 @@ export interface Capabilities {
   /** Browse can read a retained log from a position (`BrowseOptions.from`). Absent = false. */
   logBrowse?: boolean
   /**
+   * Browse calls at different offsets are independent reads and may run at once (Redis: each is
+   * one LRANGE), so a long scan (`bq trace`) can ask for the next page while it looks at this one.
+   * Absent = false: the adapter keeps a read position between calls (Kafka, Pulsar readers).
+   */
+  parallelBrowse?: boolean
+  /**
    * Browse and drain hand messages out in queue order, and released messages return to their
    * original places. Absent = true. False where the broker keeps no order (SQS standard queues).
    */
@@ -309,6 +315,18 @@ export interface BrokerAdapter {
    * Resolves to whether each moved.
    */
   returnInflight?(queue: string, elements: InflightElement[]): Promise<boolean[]>
+  /**
+   * For `bq trace`: messages bq's own drains set aside on the broker (Redis `<queue>:bq-held`, where
+   * a drain keeps what it released until it closes, or a crashed drain left them), up to `limit`,
+   * looking without changing anything. Absent where bq keeps nothing of its own on the broker.
+   */
+  staged?(queue: string, limit: number): Promise<BrokerMessage[]>
+  /**
+   * For `bq trace`: queues listQueues does not name because only their in-flight or staging keys
+   * exist (Redis deletes an empty list, so a queue whose every message is in `<queue>:processing`,
+   * `:bq-held`, Laravel's `:reserved` or `:delayed` has no list of its own). Absent = none.
+   */
+  queuesAside?(): Promise<string[]>
   /** Release connections. Safe to call twice. */
   close(): Promise<void>
 }

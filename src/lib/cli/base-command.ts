@@ -51,7 +51,7 @@ export abstract class BqCommand extends Command {
   protected override async parse<F extends Parsed, B extends Parsed, A extends Parsed>(options?: Interfaces.Input<F, B, A>, argv?: string[]): Promise<Interfaces.ParserOutput<F, B, A>> {
     const parsed = await super.parse(options, argv)
     refuseEmptyNames(parsed.flags)
-    if (Object.hasOwn(this.ctor.flags ?? {}, 'context')) this.useContext(parsed.flags as {broker?: string; context?: string})
+    if (Object.hasOwn(this.ctor.flags ?? {}, 'context')) this.useContext(parsed.flags as {broker?: string; context?: string | string[]})
     return parsed
   }
 
@@ -59,8 +59,10 @@ export abstract class BqCommand extends Command {
    * A context's URL (password filled in) becomes the --broker value, so every command's broker
    * code stays as it was; the operator is told which context and broker, always, on stderr.
    */
-  private useContext(flags: {broker?: string; context?: string}): void {
-    const choice = chooseBroker(flags)
+  private useContext(flags: {broker?: string; context?: string | string[]}): void {
+    // A command that reads several contexts at once (bq trace) resolves them itself.
+    if (Array.isArray(flags.context)) return
+    const choice = chooseBroker({broker: flags.broker, context: flags.context})
     if (choice.context === undefined) return
     this.brokerContext = choice.context
     flags.broker = choice.url

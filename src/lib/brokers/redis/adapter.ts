@@ -26,7 +26,20 @@ import {checkBrowse} from '../shared/check-arguments.js'
 /** Lists bq (and Laravel) keep next to a queue's own list: not queues. */
 const BOOKKEEPING_LIST = /:(processing|bq-held|notify)$/
 
-const CAPABILITIES: Capabilities = {truePeek: true, headers: true, bypassMarker: true, delay: false, nativeDlq: false, atomicMove: true, afterCrash: 'staging'}
+/** Keys that hold a queue's work aside from its list: the SDKs' and bq's lists, Laravel's sorted sets. */
+const ASIDE_KEY = /^(.*):(processing|bq-held|reserved|delayed)$/
+
+/** SCAN over every key matching `pattern` (any type), handing each to `take`. */
+async function scanAll(client: Pick<Redis, 'scan'>, pattern: string, take: (key: string) => void): Promise<void> {
+  let cursor = '0'
+  do {
+    const [next, keys] = await client.scan(cursor, 'MATCH', pattern, 'COUNT', 1000)
+    for (const key of keys) take(key)
+    cursor = next
+  } while (cursor !== '0')
+}
+
+const CAPABILITIES: Capabilities = {truePeek: true, headers: true, bypassMarker: true, delay: false, nativeDlq: false, atomicMove: true, afterCrash: 'staging', parallelBrowse: true}
 
 /** RPUSH commands sent per pipeline round trip (each carries up to SCRIPT_BATCH bodies). */
 const PIPELINE_COMMANDS = 64
@@ -279,6 +292,41 @@ class RedisAdapter extends AdapterBase<RedisDrainSession> {
     } catch (error) {
       throw this.wrap(`read what is in flight on ${queue}`, error)
     }
+  }
+
+  /** `<queue>:bq-held`: what a running drain released (or a crashed one left), oldest place first; read with LRANGE, nothing moves. */
+  async staged(queue: string, limit: number): Promise<BrokerMessage[]> {
+    const keys = this.keys(queue, `read what bq set aside for ${queue}`)
+    if (limit <= 0) return []
+    try {
+      const stored = await this.client.lrangeBuffer(keys.held, 0, limit - 1)
+      return stored.map((value, i) => messageOf(value, String(i)))
+    } catch (error) {
+      throw this.wrap(`read what bq set aside for ${queue}`, error)
+    }
+  }
+
+  /** Queues whose only keys are in-flight or staging ones (SCAN, any key type), by the names listQueues uses. */
+  async queuesAside(): Promise<string[]> {
+    this.ensureOpen('list the queues')
+    const pattern = `${this.prefix.replace(/[*?[\]\\]/g, '\\$&')}*`
+    const found = new Set<string>()
+    const take = (key: string) => {
+      const match = ASIDE_KEY.exec(key)
+      // On a cluster the staging keys may carry a hash tag around the list's name: `{<list>}:processing`.
+      if (match !== null) found.add(match[1].replace(/^\{(.*)\}$/, '$1').slice(this.prefix.length))
+    }
+    const client = this.client
+    try {
+      if (isCluster(client)) {
+        for (const node of client.nodes('master')) await scanAll(node, pattern, take)
+      } else {
+        await scanAll(client, pattern, take)
+      }
+    } catch (error) {
+      throw this.wrap('list the queues', error)
+    }
+    return [...found].filter((queue) => queue !== '').sort()
   }
 
   async returnableInflight(queue: string, options: ReturnablePageOptions): Promise<ReturnablePage> {

@@ -109,6 +109,8 @@ class BoundedAdapter implements BrokerAdapter {
   readonly inflight?: (queue: string, options: InflightOptions) => Promise<InflightReport>
   readonly returnableInflight?: (queue: string, options: ReturnablePageOptions) => Promise<ReturnablePage>
   readonly returnInflight?: (queue: string, elements: InflightElement[]) => Promise<boolean[]>
+  readonly staged?: (queue: string, limit: number) => Promise<BrokerMessage[]>
+  readonly queuesAside?: () => Promise<string[]>
 
   constructor(
     private readonly inner: BrokerAdapter,
@@ -126,6 +128,10 @@ class BoundedAdapter implements BrokerAdapter {
     if (returnable !== undefined) this.returnableInflight = (queue, options) => dog.call(`reading what is in flight on ${queue}`, () => returnable(queue, options), {messages: options.limit})
     const giveBack = inner.returnInflight?.bind(inner)
     if (giveBack !== undefined) this.returnInflight = (queue, elements) => dog.call(`returning ${elements.length} in-flight element(s) to ${queue}`, () => giveBack(queue, elements), {messages: elements.length})
+    const staged = inner.staged?.bind(inner)
+    if (staged !== undefined) this.staged = (queue, limit) => dog.call(`reading what bq set aside for ${queue}`, () => staged(queue, limit), {messages: limit})
+    const aside = inner.queuesAside?.bind(inner)
+    if (aside !== undefined) this.queuesAside = () => dog.call('listing the queues', () => aside())
   }
 
   get kind() {

@@ -1,0 +1,48 @@
+import {isUuid, otelTraceIdOf} from './trace-id.js'
+import type {TraceTarget} from './trace-id.js'
+
+/**
+ * The cheap test a raw body passes before `bq trace` decodes it: a body that holds none of the
+ * target's byte strings cannot match, and is never parsed. For a TraceID of a hashed (non-UUID)
+ * trace id no byte string exists: each `"trace_id":"…"` value in the bytes is hashed instead, and
+ * only a body whose value hashes to it (or one too unusual to read this way) is decoded.
+ */
+
+const TRACE_ID_KEY = Buffer.from('"trace_id"', 'latin1')
+const QUOTE = 0x22
+const BACKSLASH = 0x5c
+const COLON = 0x3a
+
+export function couldMatch(body: Buffer, target: TraceTarget): boolean {
+  for (const needle of target.needles) if (body.includes(needle)) return true
+  if (target.hashedTraceId === undefined) return false
+  return hashedTraceIdIn(body, target.hashedTraceId)
+}
+
+/** Whether some `"trace_id"` string value in the bytes hashes to `hashed`; true when a value cannot be read without a parse. */
+function hashedTraceIdIn(body: Buffer, hashed: string): boolean {
+  let from = 0
+  for (;;) {
+    const at = body.indexOf(TRACE_ID_KEY, from)
+    if (at === -1) return false
+    from = at + TRACE_ID_KEY.length
+    let i = skipSpace(body, from)
+    if (body[i] !== COLON) continue
+    i = skipSpace(body, i + 1)
+    if (body[i] !== QUOTE) continue
+    const start = i + 1
+    const end = body.indexOf(QUOTE, start)
+    if (end === -1) return false
+    const value = body.subarray(start, end)
+    // An escape inside the value: leave it to the decoder.
+    if (value.includes(BACKSLASH)) return true
+    const text = value.toString('utf8')
+    if (!isUuid(text) && otelTraceIdOf(text) === hashed) return true
+    from = end + 1
+  }
+}
+
+function skipSpace(body: Buffer, i: number): number {
+  while (i < body.length && (body[i] === 0x20 || body[i] === 0x09 || body[i] === 0x0a || body[i] === 0x0d)) i++
+  return i
+}
