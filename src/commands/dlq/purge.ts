@@ -23,7 +23,7 @@ const NAMES = {done: 'purged', would: 'would_purge'}
 
 export default class DlqPurge extends BqCommand {
   static override summary = 'Delete dead-lettered messages, after writing them to a backup file that bq replay restores.'
-  static override description = `Each selected message of <queue>.dlq (or --dlq) is first appended to a JSONL backup (the export lines of peek --jsonl --with-headers), which is flushed to disk (fsync) before any message of its batch is deleted: a purge stopped or killed at any moment has deleted nothing that is not in the backup. The backup goes to --backup FILE, else ./<dlq>.purge-<UTC time>.jsonl; an existing file is never overwritten. bq replay FILE --as-is --to <dlq> restores every message byte for byte, with its headers. --no-backup deletes without one, and must be said.
+  static override description = `Each selected message of <queue>.dlq (or --dlq) is first appended to a JSONL backup (the export lines of peek --jsonl --with-headers), which is flushed to disk (fsync) before any message of its batch is deleted: a purge stopped or killed at any moment has deleted nothing that is not in the backup. The backup goes to --backup FILE, else ./<dlq>.purge-<UTC time>.jsonl; an existing file is never overwritten. bq replay FILE --as-is --to <dlq> restores every message byte for byte, with its headers (and on RabbitMQ and Artemis its native properties: docs/restore-fidelity.md). --no-backup deletes without one, and must be said.
 
 Left in place: unselected messages, poison (bodies that are not envelopes: no backup line could restore them exactly), and envelopes a backup line would not restore byte for byte (whitespace outside JSON tokens, or larger than the 16 MiB bq replay reads) — those count as failed.
 

@@ -5,6 +5,9 @@
  * non-persistent delivery mode, a content encoding), read with plain amqplib before and after.
  */
 import assert from 'node:assert/strict'
+import {mkdtempSync, rmSync, writeFileSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import path from 'node:path'
 import {describe, test} from 'node:test'
 
 import amqp from 'amqplib'
@@ -13,6 +16,7 @@ import type {GetMessage, Options} from 'amqplib'
 import {requireBroker, uniqueQueue} from '../../support/brokers.js'
 import {amqpUrl} from '../../suites/command-suite.js'
 import {purgeAndRestore} from '../../suites/restore-round-trip.js'
+import {runBq} from '../../support/cli.js'
 
 const parsed = new URL(amqpUrl)
 
@@ -85,6 +89,34 @@ describe('rabbitmq: purge --backup, then replay --as-is', () => {
       await channel.deleteQueue(dlq)
     } finally {
       await connection.close()
+    }
+  })
+
+  test('a user_id RabbitMQ would refuse is left out, said once, naming it', async (t) => {
+    if (!(await requireBroker(t, 'RabbitMQ', parsed.hostname, Number(parsed.port || 5672)))) return
+    const queue = uniqueQueue('restore-user')
+    const dir = mkdtempSync(path.join(tmpdir(), 'bq-restore-user-'))
+    const connection = await amqp.connect(amqpUrl)
+    try {
+      const file = path.join(dir, 'backup.jsonl')
+      const native = {broker: 'rabbitmq', properties: {user_id: 'alice', app_id: 'their-app', delivery_mode: 2}}
+      writeFileSync(file, [1, 2].map((n) => `{"envelope":${envelope(queue, n)},"headers":{},"native":${JSON.stringify(native)}}`).join('\n') + '\n')
+      const restored = await runBq(['replay', file, '--as-is', '--to', queue, '--yes', '--json', '-b', amqpUrl])
+      assert.equal(restored.code, 0, restored.stderr)
+      const warnings = (JSON.parse(restored.stdout) as {warnings: string[]}).warnings.filter((w) => w.includes('user_id'))
+      assert.equal(warnings.length, 1, restored.stdout)
+      assert.match(warnings[0], /user_id is not restored \(first: "alice"\): RabbitMQ accepts only the connecting user's/)
+      const channel = await connection.createChannel()
+      for (let i = 0; i < 2; i++) {
+        const message = await channel.get(queue, {noAck: true})
+        assert.ok(message)
+        assert.equal(message.properties.userId, undefined)
+        assert.equal(message.properties.appId, 'their-app')
+      }
+      await channel.deleteQueue(queue)
+    } finally {
+      await connection.close()
+      rmSync(dir, {recursive: true, force: true})
     }
   })
 })
