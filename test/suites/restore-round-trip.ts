@@ -18,11 +18,12 @@ export interface RoundTrip {
   warnings: string[]
 }
 
-export async function purgeAndRestore(url: string, dlq: string, count: number): Promise<RoundTrip> {
+/** `purgeFlags`: what the broker's purge needs besides (Service Bus: `--accept-delivery-cost`). */
+export async function purgeAndRestore(url: string, dlq: string, count: number, purgeFlags: string[] = []): Promise<RoundTrip> {
   const dir = mkdtempSync(path.join(tmpdir(), 'bq-restore-'))
   try {
     const file = path.join(dir, 'backup.jsonl')
-    const purged = await runBq(['dlq', 'purge', dlq, '--dlq', dlq, '--backup', file, '--yes', '--json', '-b', url])
+    const purged = await runBq(['dlq', 'purge', dlq, '--dlq', dlq, '--backup', file, '--yes', '--json', '-b', url, ...purgeFlags])
     assert.equal(purged.code, 0, purged.stderr)
     assert.equal((jsonResult(purged.stdout).counts as {purged: number}).purged, count, purged.stdout)
     const backup = readFileSync(file, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as RoundTrip['backup'][number])
