@@ -266,6 +266,8 @@ describe('artemis', () => {
   test('JMS-native slots and string bq_ properties', () => {
     const message = artemisMessageFields(retried)
     assert.deepEqual(message.message_annotations, {'x-opt-jms-type': retried.job})
+    assert.equal(message.subject, retried.job, 'the URN also in the subject, which Artemis maps to JMSType')
+    assert.equal(artemisNativeFields({subject: retried.job}).job, retried.job, 'a JMS producer\'s JMSType (the subject alone) reads as the URN')
     assert.equal(message.correlation_id, retried.traceId)
     assert.equal(message.message_id, retried.id)
     assert.equal(message.content_type, 'application/json')

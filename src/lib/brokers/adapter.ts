@@ -111,6 +111,24 @@ export interface OutgoingMessage {
    * where the binding has headers, outside the body (the envelope bytes stay as they are).
    */
   runId?: string
+  /**
+   * A restore (`replay --as-is` of an export that recorded them): write these native properties
+   * as the broker held them instead of the binding's projection of the body. Only the adapter of
+   * `restore.broker` uses them (another broker publishes as usual); `appHeaders` is then unused
+   * (the recorded headers are among the properties), `bypass` and `runId` are still added.
+   */
+  restore?: NativeProperties
+}
+
+/**
+ * A message's native properties, everything bq can read that a consumer can observe (content
+ * type, priority, durability, message id, headers, body section…), recorded by an export so a
+ * restore writes them back (docs/restore-fidelity.md). JSON: `properties` is the adapter's own
+ * shape, values in shared/native-json.ts's tagged form. `broker` is the adapter's `kind`.
+ */
+export interface NativeProperties {
+  broker: string
+  properties: Record<string, unknown>
 }
 
 /** A message as found on the broker. */
@@ -131,6 +149,8 @@ export interface BrokerMessage {
    * marker and broker bookkeeping (delivery counts, death records, timestamps). Empty when none.
    */
   appHeaders?: Record<string, string>
+  /** Its native properties for an export to record (adapters that can restore them). */
+  nativeProperties?: NativeProperties
   /**
    * The value exactly as stored when the binding wraps the body (a Redis `__bq_frame` frame);
    * `body` is then the envelope inside. Undefined when the stored value is the body.

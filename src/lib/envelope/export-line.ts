@@ -9,28 +9,36 @@
  * the message's application headers, string → string. A line that is not this shape is an
  * envelope line, as `--jsonl` writes.
  *
+ * Backups and header-keeping exports of brokers that can restore them add a fourth key,
+ * `"native":{"broker":"rabbitmq","properties":{…}}`: the message's native properties as the broker
+ * held them (adapter.ts NativeProperties), which `bq replay --as-is` writes back to that broker
+ * (docs/restore-fidelity.md). Lines without it (older backups) restore as before.
+ *
  * A masked export (peek with --registry, without --unmask) writes each message that had PII
  * masked as this wrapper with a third key, `"masked":["data.email",…]`: its data is no longer the
  * message's, so `bq replay` refuses such a line (reads it as kind `masked`) instead of publishing it.
  */
 import {JsonSyntaxError, compactJson, parseJsonTree, sourceOf, type JsonNode} from './json-tree.js'
 import {childPath} from './validate.js'
+import type {NativeProperties} from '../brokers/adapter.js'
 
 export const EXPORT_ENVELOPE_KEY = 'envelope'
 export const EXPORT_HEADERS_KEY = 'headers'
 export const EXPORT_MASKED_KEY = 'masked'
+export const EXPORT_NATIVE_KEY = 'native'
 
 /** What one input line is: a plain envelope line, a wrapped one, or a wrapped one that is broken. */
 export type ExportLine =
   | {kind: 'envelope'}
-  | {kind: 'wrapped'; envelope: string; headers: Record<string, string>}
+  | {kind: 'wrapped'; envelope: string; headers: Record<string, string>; native?: NativeProperties}
   | {kind: 'broken'; path: string; message: string}
   /** A masked export line: the envelope inside is not the message (its PII fields were replaced). */
   | {kind: 'masked'; envelope: string; fields: string[]}
 
 /** Writes a wrapped line around an envelope's text (`root` is its parsed tree). */
-export function wrapExportLine(envelopeText: string, root: JsonNode, headers: Record<string, string>): string {
-  return `{"${EXPORT_ENVELOPE_KEY}":${compactJson(envelopeText, root)},"${EXPORT_HEADERS_KEY}":${JSON.stringify(headers)}}`
+export function wrapExportLine(envelopeText: string, root: JsonNode, headers: Record<string, string>, native?: NativeProperties): string {
+  const kept = native === undefined ? '' : `,"${EXPORT_NATIVE_KEY}":${JSON.stringify({broker: native.broker, properties: native.properties})}`
+  return `{"${EXPORT_ENVELOPE_KEY}":${compactJson(envelopeText, root)},"${EXPORT_HEADERS_KEY}":${JSON.stringify(headers)}${kept}}`
 }
 
 /** Writes a masked line: the masked envelope's text, the headers when kept, and the masked fields. */
@@ -40,7 +48,7 @@ export function maskedExportLine(maskedText: string, root: JsonNode, fields: str
 }
 
 /** Cheap gate: only a line whose first key is one of the wrapper's is parsed a second time. */
-const WRAPPED_START = /^\s*\{\s*"(?:envelope|headers|masked)"\s*:/
+const WRAPPED_START = /^\s*\{\s*"(?:envelope|headers|masked|native)"\s*:/
 
 /**
  * Reads a line: wrapped when it is an object whose keys are exactly `envelope` (an object) and
@@ -57,9 +65,9 @@ export function readExportLine(text: string): ExportLine {
   }
   if (root.kind !== 'object') return {kind: 'envelope'}
   const keys = root.members.map((member) => member.key)
-  const known = keys.every((key) => key === EXPORT_ENVELOPE_KEY || key === EXPORT_HEADERS_KEY || key === EXPORT_MASKED_KEY)
+  const known = keys.every((key) => key === EXPORT_ENVELOPE_KEY || key === EXPORT_HEADERS_KEY || key === EXPORT_MASKED_KEY || key === EXPORT_NATIVE_KEY)
   if (!known || !keys.includes(EXPORT_ENVELOPE_KEY)) return {kind: 'envelope'}
-  if (new Set(keys).size !== keys.length) return {kind: 'broken', path: '$', message: 'an export line names "envelope", "headers" or "masked" twice'}
+  if (new Set(keys).size !== keys.length) return {kind: 'broken', path: '$', message: 'an export line names "envelope", "headers", "masked" or "native" twice'}
   const envelope = root.members.find((member) => member.key === EXPORT_ENVELOPE_KEY)!.value
   if (envelope.kind !== 'object') return {kind: 'broken', path: '$.envelope', message: 'an export line\'s "envelope" must be a JSON object (the envelope)'}
   const maskedNode = root.members.find((member) => member.key === EXPORT_MASKED_KEY)?.value
@@ -77,5 +85,11 @@ export function readExportLine(text: string): ExportLine {
       headers[member.key] = member.value.value
     }
   }
-  return {kind: 'wrapped', envelope: sourceOf(text, envelope), headers}
+  const nativeNode = root.members.find((member) => member.key === EXPORT_NATIVE_KEY)?.value
+  if (nativeNode === undefined) return {kind: 'wrapped', envelope: sourceOf(text, envelope), headers}
+  const native = nativeNode.kind === 'object' ? (JSON.parse(sourceOf(text, nativeNode)) as Partial<NativeProperties>) : undefined
+  if (native === undefined || typeof native.broker !== 'string' || native.properties === null || typeof native.properties !== 'object' || Array.isArray(native.properties)) {
+    return {kind: 'broken', path: '$.native', message: 'an export line\'s "native" must be {"broker":"<kind>","properties":{…}}'}
+  }
+  return {kind: 'wrapped', envelope: sourceOf(text, envelope), headers, native: {broker: native.broker, properties: native.properties}}
 }

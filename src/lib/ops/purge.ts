@@ -136,5 +136,5 @@ function backupLine(view: MessageView): Verdict {
   if (!view.message.body.equals(Buffer.from(compact, 'utf8'))) {
     return {keep: 'failed', about: aboutOf(view), error: 'its body has whitespace (or a byte order mark) outside JSON tokens, which a backup line would not restore byte for byte: left in place'}
   }
-  return {line: wrapExportLine(envelope.text, envelope.root, view.message.appHeaders ?? {}), about: aboutOf(view)}
+  return {line: wrapExportLine(envelope.text, envelope.root, view.message.appHeaders ?? {}, view.message.nativeProperties), about: aboutOf(view)}
 }

@@ -1,6 +1,6 @@
 import {randomUUID} from 'node:crypto'
 
-import {BODY_ATTEMPTS, type BrokerAdapter, type BrokerMessage, type OutgoingMessage} from '../brokers/adapter.js'
+import {BODY_ATTEMPTS, type BrokerAdapter, type BrokerMessage, type NativeProperties, type OutgoingMessage} from '../brokers/adapter.js'
 import {fieldsOf, resetForRedrive, withNewId} from '../envelope/envelope.js'
 import {readExportLine} from '../envelope/export-line.js'
 import {readFrame} from '../envelope/frame.js'
@@ -33,7 +33,10 @@ export interface ReplayRequest {
   asIs: boolean
   /** Mint a fresh meta.id per message, keeping trace_id. */
   newId: boolean
-  /** Publish the headers a `--with-headers` export line recorded (export-line.ts) with its message. */
+  /**
+   * Publish the headers a `--with-headers` export line recorded (export-line.ts) with its message;
+   * with `asIs`, also the native properties it recorded (a restore writes them back verbatim).
+   */
   restoreHeaders?: boolean
   onItem?: (item: RedriveItem) => void
   stopRequested?: () => boolean
@@ -59,13 +62,26 @@ export async function replay(request: ReplayRequest): Promise<RedriveReport> {
   let planned = 0
   const full = () => request.max > 0 && planned >= request.max
 
-  const consider = (body: Buffer, where: string, appHeaders: Record<string, string> | undefined) => {
+  let warnedForeign = false
+  /** A restore (--as-is) writes back the native properties a line recorded, on the broker it recorded them on. */
+  const nativeToRestore = (native: NativeProperties | undefined, where: string): {restore?: NativeProperties} => {
+    if (!request.asIs || !request.restoreHeaders || native === undefined) return {}
+    if (native.broker === request.target.kind) return {restore: native}
+    if (!warnedForeign) request.warn?.(`${where}: the native properties recorded on ${native.broker} are not restored on ${request.target.kind}: its messages carry the ${request.target.kind} binding's projection instead`)
+    warnedForeign = true
+    return {}
+  }
+
+  const consider = (body: Buffer, where: string, appHeaders: Record<string, string> | undefined, native?: NativeProperties) => {
     if (full() || report.stopped_early) return
     counts.examined++
     const message: BrokerMessage = {body, headers: {}, native: {}, position: where}
     const view = viewOf(message, BODY_ATTEMPTS)
     // Only what an export line recorded, and only when asked for; none is an absent field, not {}.
-    const restored = request.restoreHeaders && appHeaders !== undefined && Object.keys(appHeaders).length > 0 ? {appHeaders} : {}
+    const restored = {
+      ...(request.restoreHeaders && appHeaders !== undefined && Object.keys(appHeaders).length > 0 ? {appHeaders} : {}),
+      ...nativeToRestore(native, where),
+    }
     const stamp = request.runId === undefined ? {} : {runId: request.runId}
     if (!view.envelope) {
       if (request.asIs && request.toQueue) return queue(view, request.toQueue, {body, fields: null, bypass: request.bypass, republish: true, ...restored, ...stamp})
@@ -147,7 +163,7 @@ export async function replay(request: ReplayRequest): Promise<RedriveReport> {
         request.onItem?.({id: view.id ?? null, trace_id: view.traceId ?? null, urn: view.urn ?? null, reason: view.deadLetter?.reason ?? null, target: null, outcome: 'failed', error: `${where}: a masked export line (${line.fields.join(', ')} masked): its data is not the message's, so it is not replayed; export again with --unmask to replay it`})
         return
       }
-      if (line.kind === 'wrapped') return consider(Buffer.from(line.envelope, 'utf8'), where, line.headers)
+      if (line.kind === 'wrapped') return consider(Buffer.from(line.envelope, 'utf8'), where, line.headers, line.native)
       const frame = readFrame(message.text)
       if (frame.kind === 'frame') return consider(frame.body, where, frame.headers)
       if (frame.kind === 'malformed') {

@@ -71,10 +71,10 @@ export function jsonlLine(view: MessageView): string | undefined {
   return compactJson(view.envelope.text, view.envelope.root)
 }
 
-/** One header-keeping export line (`--jsonl --with-headers`): `{"envelope":…,"headers":{…}}`, see export-line.ts. */
+/** One header-keeping export line (`--jsonl --with-headers`): `{"envelope":…,"headers":{…},"native":{…}}`, see export-line.ts. */
 export function jsonlLineWithHeaders(view: MessageView): string | undefined {
   if (!view.envelope) return undefined
-  return wrapExportLine(view.envelope.text, view.envelope.root, view.message.appHeaders ?? {})
+  return wrapExportLine(view.envelope.text, view.envelope.root, view.message.appHeaders ?? {}, view.message.nativeProperties)
 }
 
 /**

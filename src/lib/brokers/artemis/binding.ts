@@ -8,7 +8,10 @@ import {REPLAY_BYPASS_HEADER, type EnvelopeFields, type NativeFields} from '../.
 import {BYPASS_MARKER_VALUE, atLeastBody, carried, delayMillis, epochMillis, isBypassMarker, nativeText, nonNegativeInt, type DelayedProjectionOptions} from '../shared/native-values.js'
 import type {Binding} from '../adapter.js'
 
-/** The AMQP-JMS mapping of JMSType. */
+/**
+ * The AMQP-JMS mapping of JMSType (the spec's slot). Artemis's own AMQP→JMS converter does not
+ * read it: it maps the AMQP `subject` to JMSType, so bq writes the URN in both (docs/brokers.md).
+ */
 export const JMS_TYPE_ANNOTATION = 'x-opt-jms-type'
 /** Absolute scheduled-delivery time (epoch ms) Artemis honours. */
 export const DELIVERY_TIME_ANNOTATION = 'x-opt-delivery-time'
@@ -33,6 +36,8 @@ export type ArtemisApplicationProperties = {
 
 export interface ArtemisMessageFields {
   message_annotations: {[JMS_TYPE_ANNOTATION]: string; [DELIVERY_TIME_ANNOTATION]?: number}
+  /** The URN again: what Artemis hands a JMS consumer as JMSType. */
+  subject: string
   correlation_id: string
   creation_time: Date
   message_id?: string
@@ -43,6 +48,7 @@ export interface ArtemisMessageFields {
 /** A received message (a rhea `Message` fits). */
 export interface ArtemisMessageIn {
   message_annotations?: Record<string, unknown> | null
+  subject?: unknown
   correlation_id?: unknown
   message_id?: unknown
   creation_time?: unknown
@@ -54,6 +60,7 @@ export interface ArtemisMessageIn {
 export function artemisMessageFields(fields: EnvelopeFields, opts: DelayedProjectionOptions = {}): ArtemisMessageFields {
   const message: ArtemisMessageFields = {
     message_annotations: {[JMS_TYPE_ANNOTATION]: fields.job},
+    subject: fields.job,
     correlation_id: fields.traceId,
     creation_time: new Date(fields.createdAt),
     message_id: fields.id,
@@ -78,7 +85,8 @@ export function artemisMessageFields(fields: EnvelopeFields, opts: DelayedProjec
 export function artemisNativeFields(message: ArtemisMessageIn): NativeFields {
   const props = message.application_properties ?? {}
   return carried<NativeFields>({
-    job: nativeText(message.message_annotations?.[JMS_TYPE_ANNOTATION]),
+    // A JMS producer's JMSType arrives as the subject alone.
+    job: nativeText(message.message_annotations?.[JMS_TYPE_ANNOTATION]) ?? nativeText(message.subject),
     traceId: nativeText(message.correlation_id),
     id: nativeText(message.message_id),
     lang: nativeText(props.bq_source_lang),

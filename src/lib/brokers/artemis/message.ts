@@ -2,7 +2,8 @@
  * Between bq's messages and rhea's AMQP 1.0 message objects.
  *
  * Out: the body is one AMQP `data` section holding the exact bytes (an AMQP string value would be
- * re-encoded text), durable, with the Artemis binding's projection (binding.ts).
+ * re-encoded text), durable, with the Artemis binding's projection (binding.ts); a restore writes
+ * the recorded sections instead (restore.ts).
  * In: the body bytes whatever section a producer used, the metadata made JSON-friendly for
  * `bq peek --headers`, the inverse projection, and what Artemis's dead-letter address records.
  */
@@ -14,6 +15,7 @@ import {BYPASS_MARKER_VALUE, carried, delayMillis, epochMillis, nativeText, nonN
 import type {NativeFields} from '../../envelope/fields.js'
 import type {BrokerMessage, OutgoingMessage} from '../adapter.js'
 import {artemisAppHeaders, artemisPropertiesFor} from './app-headers.js'
+import {ARTEMIS_KIND, artemisNativeProperties, artemisRestoredMessage, type BodySection} from './restore.js'
 
 /** AMQP body section type codes (AMQP 1.0 §3.2). */
 const DATA_SECTION = 0x75
@@ -28,6 +30,7 @@ const INGRESS_TIME_ANNOTATION = 'x-opt-ingress-time'
 
 /** The rhea message for one outgoing bq message. */
 export function toAmqpMessage(message: OutgoingMessage, nowMs = Date.now()): Message {
+  if (message.restore?.broker === ARTEMIS_KIND) return artemisRestoredMessage(message, message.restore)
   const body = rhea.message.data_section(message.body)
   if (message.fields !== null) {
     const projected = artemisMessageFields(message.fields, {bypass: message.bypass, delayMs: message.delayMs, nowMs})
@@ -61,7 +64,14 @@ export function toBrokerMessage(message: Message, position: string, via: ReadVia
   }
   const deadLetter = deadLetterOf(annotations, properties)
   if (deadLetter !== undefined) native.nativeDeadLetter = deadLetter
-  const result: BrokerMessage = {body: bodyBytes(message.body), headers: headersOf(message, annotations, properties), native, appHeaders: artemisAppHeaders(properties), position}
+  const result: BrokerMessage = {
+    body: bodyBytes(message.body),
+    headers: headersOf(message, annotations, properties),
+    native,
+    appHeaders: artemisAppHeaders(properties),
+    nativeProperties: artemisNativeProperties(message, restorableSection(message.body)),
+    position,
+  }
   const ingress = epochMillis(annotations[INGRESS_TIME_ANNOTATION])
   if (ingress !== undefined) result.enqueuedAt = ingress
   return result
@@ -78,6 +88,12 @@ export function bodyBytes(body: unknown): Buffer {
   if (typeof body === 'string') return Buffer.from(body, 'utf8')
   if (body instanceof Uint8Array) return asBuffer(body)
   return Buffer.from(JSON.stringify(jsonFriendly(body)), 'utf8')
+}
+
+/** The body section a restore can write back around the same bytes: data, or a string value. */
+function restorableSection(body: unknown): BodySection | undefined {
+  if (isSection(body)) return body.typecode === DATA_SECTION ? 'data' : undefined
+  return typeof body === 'string' ? 'amqp-value' : undefined
 }
 
 /** The header and properties sections (AMQP spelling), annotations and application properties. */

@@ -8,9 +8,11 @@ import {kafkaHeaders, kafkaNativeFields, kafkaTimestamp} from './binding.js'
 import {REPLAY_BYPASS_HEADER} from '../../envelope/fields.js'
 import type {BrokerMessage, OutgoingMessage} from '../adapter.js'
 import type {KafkaMessage, KafkaRecord} from './client/index.js'
+import {KAFKA_KIND, kafkaNativeProperties, kafkaRestoredRecord} from './restore.js'
 
 /** The record bq produces for a message. A body that is not an envelope gets no `bq-` headers. */
 export function toKafkaMessage(message: OutgoingMessage): KafkaMessage {
+  if (message.restore?.broker === KAFKA_KIND) return kafkaRestoredRecord(message, message.restore)
   // App headers first, so bq's projection (written after) wins on any clash.
   const app = outgoingAppHeaders(message)
   if (message.fields === null) {
@@ -44,6 +46,7 @@ export function toBrokerMessage(topic: string, partition: number, record: KafkaR
     headers: {topic, partition, offset: record.offset, timestamp: record.timestamp, key: record.key === null ? null : record.key.toString('utf8'), headers},
     native,
     appHeaders: kafkaAppHeaders(record.headers),
+    nativeProperties: kafkaNativeProperties(record),
     enqueuedAt: record.timestamp,
     position: positionOf(partition, record.offset),
   }

@@ -14,6 +14,7 @@ import {BqError, ConnectionError, UsageError, describeError} from '../../errors.
 import type {OutgoingMessage} from '../adapter.js'
 import {closeReason, closeSocket, openSocket} from './websocket.js'
 import type {PulsarTarget, Topic} from './url.js'
+import {PULSAR_KIND, pulsarRestoredFrame} from './restore.js'
 
 /** Frames in flight at once: below the broker-side producer's 1,000 pending messages. */
 const WINDOW = 500
@@ -135,6 +136,7 @@ export class PulsarProducer {
 
 /** The JSON frame for one message: exact bytes, projected properties, native delay. */
 function frameOf(message: OutgoingMessage): Record<string, unknown> {
+  if (message.restore?.broker === PULSAR_KIND) return pulsarRestoredFrame(message, message.restore)
   const delayMs = message.delayMs ?? 0
   if (!Number.isFinite(delayMs) || delayMs < 0) throw new UsageError(`delay must be a non-negative number of milliseconds, got ${delayMs}`)
   let properties: Record<string, string> = {}

@@ -19,6 +19,7 @@ import type {InternalStats, PulsarAdmin} from './admin.js'
 import {comparePositions, decodeMessageId, encodeMessageId, formatPosition, inDeletedRanges, parseDeletedRanges, parsePosition, type Position} from './message-id.js'
 import {queueOfTopic, type PulsarTarget, type Topic} from './url.js'
 import {Inbox, type WsMessage} from './websocket.js'
+import {pulsarNativeProperties} from './restore.js'
 
 /** A native dead-letter topic's messages carry these properties (set by Pulsar's DLQ producer). */
 export const NATIVE_DLQ_REASON = 'max_redeliver_count'
@@ -140,7 +141,7 @@ export function toBrokerMessage(message: WsMessage, position: Position | undefin
     native.nativeDeadLetter = {reason: NATIVE_DLQ_REASON, originalQueue: queueOfTopic(realTopic, target)}
     if (properties[ORIGIN_MESSAGE_ID] !== undefined) headers.origin_message_id = properties[ORIGIN_MESSAGE_ID]
   }
-  const result: BrokerMessage = {body: Buffer.from(message.payload ?? '', 'base64'), headers, native, appHeaders: pulsarAppHeaders(properties)}
+  const result: BrokerMessage = {body: Buffer.from(message.payload ?? '', 'base64'), headers, native, appHeaders: pulsarAppHeaders(properties), nativeProperties: pulsarNativeProperties(message)}
   if (position !== undefined) result.position = formatPosition(position)
   const published = Date.parse(message.publishTime ?? '')
   if (Number.isFinite(published)) result.enqueuedAt = published

@@ -10,10 +10,11 @@ import type {ChannelModel, ConfirmChannel, ConsumeMessage, Options} from 'amqpli
 
 import {rabbitPublishOptions} from './binding.js'
 import {rabbitHeadersFor} from './app-headers.js'
+import {RABBITMQ_KIND, rabbitRestoreOptions} from './restore.js'
 import {BYPASS_MARKER_VALUE} from '../shared/native-values.js'
 import {REPLAY_BYPASS_HEADER} from '../../envelope/fields.js'
 import {AuthError, BqError, ConnectionError, QueueNotFoundError, UsageError, describeError} from '../../errors.js'
-import type {BrokerAdapter, BrokerMessage, BrowseOptions, Capabilities, DeliveryCost, DrainOptions, DrainSession, InflightOptions, InflightReport, ListedQueue, OutgoingMessage} from '../adapter.js'
+import type {BrokerAdapter, BrokerMessage, BrowseOptions, Capabilities, DeliveryCost, DrainOptions, DrainSession, InflightOptions, InflightReport, ListedQueue, NativeProperties, OutgoingMessage} from '../adapter.js'
 import {rabbitmqBinding} from './binding.js'
 import {RabbitDrainSession, type DrainTuning} from './drain.js'
 import {probeQueue, type QueueFacts} from './probe.js'
@@ -69,6 +70,8 @@ export interface RabbitAdapterOptions {
   drain?: DrainTuning
   /** --timeout's connect timeout (ms), for the adapter's and each drain's connection. */
   connectTimeoutMs?: number
+  /** The command's warning path (a restore's properties RabbitMQ refuses); stderr when absent. */
+  warn?: (message: string) => void
 }
 
 type WatchedChannel = Awaited<ReturnType<typeof quietChannel>>
@@ -87,6 +90,7 @@ export class RabbitAdapter extends AdapterBase<RabbitDrainSession> {
   private readonly ensured = new Set<string>()
   private readonly facts = new Map<string, QueueFacts>()
   private lost: ConnectionError | undefined
+  private readonly warnedDropped = new Set<string>()
 
   constructor(
     private readonly connection: ChannelModel,
@@ -301,6 +305,7 @@ export class RabbitAdapter extends AdapterBase<RabbitDrainSession> {
   }
 
   private publishOptions(message: OutgoingMessage): Options.Publish {
+    if (message.restore?.broker === RABBITMQ_KIND) return {...this.restoreOptions(message, message.restore), mandatory: true}
     let options: Options.Publish
     if (message.fields !== null) {
       options = {...rabbitPublishOptions(message.fields, {bypass: message.bypass}), mandatory: true}
@@ -312,6 +317,21 @@ export class RabbitAdapter extends AdapterBase<RabbitDrainSession> {
     const headers = rabbitHeadersFor(message, options.headers)
     if (headers !== undefined) options.headers = headers
     return options
+  }
+
+  private warn(text: string): void {
+    ;(this.options.warn ?? ((line: string) => process.stderr.write(`Warning: ${line}\n`)))(text)
+  }
+
+  /** A restore's properties; what RabbitMQ would refuse is left out, and said once. */
+  private restoreOptions(message: OutgoingMessage, native: NativeProperties): Options.Publish {
+    const connectedAs = decodeURIComponent(this.url.username) || 'guest'
+    const restore = rabbitRestoreOptions(message, native, connectedAs)
+    if (restore.dropped !== undefined && !this.warnedDropped.has(restore.dropped.property)) {
+      this.warnedDropped.add(restore.dropped.property)
+      this.warn(`${restore.dropped.property} is not restored (first: "${restore.dropped.value}"): RabbitMQ accepts only the connecting user's (${connectedAs}), so restored messages carry none`)
+    }
+    return restore.options
   }
 
   private async getConfirmChannel(): Promise<ConfirmChannel & {bqClosedBecause?: string; bqClosed?: boolean}> {

@@ -4,7 +4,7 @@ import {parseBrokerUrl} from '../shared/parse-url.js'
 import {createRabbitAdapter} from './adapter.js'
 
 export const broker: BrokerModule = {
-  open: (rawUrl, displayUrl, {timeouts}) => createRabbitAdapter(parseBrokerUrl(rawUrl, displayUrl), displayUrl, {connectTimeoutMs: timeouts.connectMs}),
+  open: (rawUrl, displayUrl, {timeouts, warn}) => createRabbitAdapter(parseBrokerUrl(rawUrl, displayUrl), displayUrl, {connectTimeoutMs: timeouts.connectMs, warn}),
 }
 
 export {createRabbitAdapter, RabbitAdapter, RABBIT_CAPABILITIES, type RabbitAdapterOptions} from './adapter.js'

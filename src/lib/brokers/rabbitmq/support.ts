@@ -6,6 +6,7 @@ import amqp from 'amqplib'
 import type {Channel, ChannelModel, Message} from 'amqplib'
 
 import {rabbitNativeFields} from './binding.js'
+import {rabbitNativeProperties} from './restore.js'
 import {rabbitAppHeaders} from './app-headers.js'
 import {carried, epochMillis, nativeText, nonNegativeInt} from '../shared/native-values.js'
 import type {NativeFields} from '../../envelope/fields.js'
@@ -312,7 +313,7 @@ export function toBrokerMessage(message: Message, position: string): BrokerMessa
   const deadLetter = decodeXDeath(rawHeaders)
   if (deadLetter !== undefined) native.nativeDeadLetter = deadLetter
 
-  const result: BrokerMessage = {body: message.content, headers: shown, native, appHeaders: rabbitAppHeaders(rawHeaders), position}
+  const result: BrokerMessage = {body: message.content, headers: shown, native, appHeaders: rabbitAppHeaders(rawHeaders), nativeProperties: rabbitNativeProperties(properties), position}
   // RabbitMQ stamps no enqueue time itself; the message-timestamp plugin adds `timestamp_in_ms`,
   // else the publisher's `timestamp` property (whole seconds) is the best there is.
   const enqueuedAt = nonNegativeInt(rawHeaders.timestamp_in_ms) ?? (amqpSeconds(properties.timestamp) !== undefined ? amqpSeconds(properties.timestamp)! * 1000 : undefined)

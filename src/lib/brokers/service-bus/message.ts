@@ -12,6 +12,7 @@ import {REPLAY_BYPASS_HEADER} from '../../envelope/fields.js'
 import type {BrokerMessage, OutgoingMessage} from '../adapter.js'
 import {ownerOf, type ServiceBusEntity} from './entity.js'
 import {serviceBusAppHeaders, serviceBusPropertiesFor} from './app-headers.js'
+import {SERVICE_BUS_KIND, serviceBusNativeProperties, serviceBusRestoredMessage} from './restore.js'
 
 /** Service Bus caps MessageId at 128 characters. */
 const MAX_MESSAGE_ID = 128
@@ -27,11 +28,18 @@ export function messageIdFor(message: OutgoingMessage, runId: string): string {
   const id = message.fields?.id
   if (id === undefined) return randomUUID()
   if (!message.republish) return id
+  return variedId(id, runId)
+}
+
+function variedId(id: string, runId: string): string {
   const varied = `${id}~${runId}`
   return varied.length <= MAX_MESSAGE_ID ? varied : `${randomUUID()}~${runId}`
 }
 
 export function toServiceBusMessage(message: OutgoingMessage, runId: string): ServiceBusMessage {
+  if (message.restore?.broker === SERVICE_BUS_KIND) {
+    return serviceBusRestoredMessage(message, message.restore, (recorded) => (recorded === undefined ? randomUUID() : variedId(recorded, runId)))
+  }
   const body = message.body
   if (message.fields === null) {
     // Not a decodable envelope (a poison body being moved): the bytes, nothing projected.
@@ -124,6 +132,7 @@ export function toBrokerMessage(message: ServiceBusReceivedMessage, entity: Serv
     headers,
     native,
     appHeaders: serviceBusAppHeaders(message.applicationProperties),
+    nativeProperties: serviceBusNativeProperties(message),
     enqueuedAt: Number.isFinite(enqueued) ? enqueued : undefined,
     position: message.sequenceNumber?.toString(),
   }

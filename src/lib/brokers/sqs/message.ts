@@ -8,6 +8,7 @@ import {sqsNativeFields} from './binding.js'
 import {nonNegativeInt} from '../shared/native-values.js'
 import {pickAppHeaders} from '../shared/app-headers.js'
 import type {BrokerMessage} from '../adapter.js'
+import {sqsNativeProperties} from './restore.js'
 
 /**
  * What a native redrive policy records: SQS moves a message to the dead-letter queue once it was
@@ -23,7 +24,7 @@ export function toBrokerMessage(message: Message): BrokerMessage {
   const source = queueOfArn(system.DeadLetterQueueSourceArn)
   if (source !== undefined) native.nativeDeadLetter = {reason: NATIVE_DLQ_REASON, originalQueue: source}
   // SQS bodies are text; bq only ever sent valid UTF-8, so this is the original byte sequence.
-  const result: BrokerMessage = {body: Buffer.from(message.Body ?? '', 'utf8'), headers, native, appHeaders: sqsAppHeaders(message.MessageAttributes), position: system.SequenceNumber ?? message.MessageId}
+  const result: BrokerMessage = {body: Buffer.from(message.Body ?? '', 'utf8'), headers, native, appHeaders: sqsAppHeaders(message.MessageAttributes), nativeProperties: sqsNativeProperties(message), position: system.SequenceNumber ?? message.MessageId}
   const sent = nonNegativeInt(system.SentTimestamp)
   if (sent !== undefined) result.enqueuedAt = sent
   return result

@@ -15,6 +15,7 @@ import type {OutgoingMessage, PublishReceipt} from '../adapter.js'
 import {forEachLimited, inBatches, sleep} from './batch.js'
 import type {QueueFacts} from './client.js'
 import {deduplicationId, republishNonce} from './dedup.js'
+import {SQS_KIND, sqsRestoredAttributes, sqsRestoredGroup} from './restore.js'
 
 /** SQS's longest DelaySeconds. */
 export const MAX_DELAY_SECONDS = 900
@@ -72,13 +73,14 @@ export function checkOutgoing(queue: string, fifo: boolean, messages: OutgoingMe
 /** Builds the batch entries (attributes, FIFO group and deduplication id, delay) and checks sizes. */
 export function prepareEntries(queue: string, facts: QueueFacts, group: string | undefined, messages: OutgoingMessage[], bodies: string[]): PreparedEntry[] {
   return messages.map((message, index) => {
-    const attributes = withAppHeaders(messageAttributes(message), message, index)
+    const restore = message.restore?.broker === SQS_KIND ? message.restore : undefined
+    const attributes = restore === undefined ? withAppHeaders(messageAttributes(message), message, index) : withRunId(sqsRestoredAttributes(message, restore), message)
     const entry: Omit<SendMessageBatchRequestEntry, 'Id'> = {MessageBody: bodies[index]}
     if (Object.keys(attributes).length > 0) entry.MessageAttributes = attributes
     const delaySeconds = Math.ceil((message.delayMs ?? 0) / 1000)
     if (delaySeconds > 0) entry.DelaySeconds = delaySeconds
     if (facts.fifo) {
-      entry.MessageGroupId = group ?? queue
+      entry.MessageGroupId = group ?? (restore === undefined ? undefined : sqsRestoredGroup(restore)) ?? queue
       // A content-deduplicated queue makes its own ids for plain publishes, as the binding says;
       // a re-publish always carries one (see dedup.ts: identical bodies would be dropped).
       if (message.republish || !facts.contentDedup) {
@@ -133,7 +135,7 @@ function withRunId(attributes: Record<string, MessageAttributeValue>, message: O
 function attributeBytes(attributes: Record<string, MessageAttributeValue>): number {
   let bytes = 0
   for (const [name, value] of Object.entries(attributes)) {
-    bytes += Buffer.byteLength(name) + Buffer.byteLength(value.DataType ?? '') + Buffer.byteLength(value.StringValue ?? '')
+    bytes += Buffer.byteLength(name) + Buffer.byteLength(value.DataType ?? '') + Buffer.byteLength(value.StringValue ?? '') + (value.BinaryValue?.length ?? 0)
   }
   return bytes
 }
