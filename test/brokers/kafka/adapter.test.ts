@@ -71,7 +71,10 @@ async function consumeAll(name: string, expected: number): Promise<RawRecord[]> 
         if (records.length >= expected) done()
       },
     })
-    await Promise.race([finished, new Promise((resolve) => setTimeout(resolve, 30_000))])
+    // A pending timer would keep this file's process alive for its full 30 s after the last test.
+    let timer: NodeJS.Timeout | undefined
+    await Promise.race([finished, new Promise((resolve) => (timer = setTimeout(resolve, 30_000)))])
+    clearTimeout(timer)
   } finally {
     await consumer.disconnect()
     await withAdmin((admin) => admin.deleteGroups([groupId])).catch(() => undefined)
