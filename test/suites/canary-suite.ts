@@ -1,0 +1,206 @@
+/**
+ * Canary redrive, loop guard and --only-passing end to end through bin/run.js on one broker,
+ * with an SDK-like consumer on the target queue (test/support/sdk-consumer.ts) that fails
+ * messages back to the DLQ or acknowledges them. Each broker has a small file that calls
+ * `canarySuite`; each test uses its own queues and the suite its own run ledger.
+ */
+import {after, before, describe, test} from 'node:test'
+import type {TestContext} from 'node:test'
+import assert from 'node:assert/strict'
+import {mkdtempSync, rmSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import path from 'node:path'
+
+import {openBroker} from '../../src/lib/brokers/registry.js'
+import {annotate, fieldsOf, make} from '../../src/lib/envelope/index.js'
+import {uniqueQueue} from '../support/brokers.js'
+import {hasStackTrace, jsonOutput, runBq} from '../support/cli.js'
+import type {CliResult} from '../support/cli.js'
+import {repoRoot} from '../support/conformance.js'
+import {CONSUMER_EXCEPTION, startConsumer} from '../support/sdk-consumer.js'
+
+export interface CanaryCase {
+  name: string
+  url: () => string
+  available: (t: TestContext) => Promise<boolean>
+  /** The DLQ's name for a queue (default `<queue>.dlq`); passed with --dlq when it differs. */
+  dlqOf?: (queue: string) => string
+  /** Flags every redrive gets (--accept-delivery-cost where the DLQ counts deliveries). */
+  redriveFlags?: string[]
+}
+
+const registry = path.join(repoRoot, 'examples', 'registry.json')
+/** The canary's exit code when a stage came back at or above --abort-at (src/lib/errors.ts). */
+const CANARY_ABORTED = 8
+
+let workDir: string
+before(() => {
+  workDir = mkdtempSync(path.join(tmpdir(), 'bq-canary-'))
+})
+after(() => rmSync(workDir, {recursive: true, force: true}))
+
+export function sqliteCanaryCase(): CanaryCase {
+  return {name: 'embedded sqlite', url: () => `sqlite://${path.join(workDir, 'queues.db')}`, available: async () => true}
+}
+
+export function canarySuite(broker: CanaryCase): void {
+  describe(`canary redrive on ${broker.name}`, {concurrency: false}, () => {
+    const env = () => ({BQ_LEDGER: path.join(workDir, 'ledger.db')})
+    const queues = () => {
+      const queue = uniqueQueue('canary')
+      return {queue, dlq: broker.dlqOf?.(queue) ?? `${queue}.dlq`}
+    }
+    const dlqFlags = (q: {queue: string; dlq: string}) => (q.dlq === `${q.queue}.dlq` ? [] : ['--dlq', q.dlq])
+    const bq = (args: string[]) => runBq([...args, '-b', broker.url()], {env: env()})
+    const redriveArgs = (q: {queue: string; dlq: string}, extra: string[]) => ['dlq', 'redrive', q.queue, ...dlqFlags(q), '--yes', '--json', ...(broker.redriveFlags ?? []), ...extra]
+    const result = (run: CliResult) => {
+      assert.ok(!hasStackTrace(run.stderr), run.stderr)
+      const output = jsonOutput(run.stdout)
+      assert.ok(output.result !== undefined, run.stdout + run.stderr)
+      return output.result as Record<string, unknown>
+    }
+
+    /** Publishes `count` SDK-style dead letters (data from `dataOf`) onto the DLQ in one batch; returns their ids in order. */
+    const seed = async (q: {queue: string; dlq: string}, count: number, dataOf: (i: number) => string = (i) => `{"order_id":${i + 1},"amount_cents":${100 + i}}`) => {
+      const adapter = await openBroker(broker.url())
+      try {
+        const envelopes = Array.from({length: count}, (_, i) => annotate(make('urn:babel:orders:created', dataOf(i), {queue: q.queue}), {reason: 'failed', originalQueue: q.queue, error: 'gateway timeout', exception: 'GatewayTimeout', failedAt: Date.now() - 3_600_000, attempts: 3}))
+        await adapter.publish(q.dlq, envelopes.map((envelope) => ({body: envelope.toBuffer(), fields: fieldsOf(envelope)})))
+        return envelopes.map((envelope) => envelope.id as string)
+      } finally {
+        await adapter.close()
+      }
+    }
+    const dlqIds = async (q: {queue: string; dlq: string}) => {
+      const inspect = result(await bq(['dlq', 'inspect', q.queue, ...dlqFlags(q), '--list', '--json']))
+      return (inspect.messages as Array<{id: string}>).map((m) => m.id)
+    }
+    const until = async (what: string, check: () => Promise<boolean>) => {
+      const deadline = Date.now() + 15_000
+      while (!(await check())) {
+        if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
+        await new Promise((resolve) => setTimeout(resolve, 100))
+      }
+    }
+
+    test('a consumer failing every message: the canary aborts after stage 1, exactly N moved, the returned ids reported, the rest on the DLQ', async (t) => {
+      if (!(await broker.available(t))) return
+      const q = queues()
+      const ids = await seed(q, 20)
+      const consumer = await startConsumer({url: broker.url(), queue: q.queue, dlq: q.dlq, fails: () => true})
+      try {
+        const run = await bq(redriveArgs(q, ['--canary', '4', '--watch', '10s', '--abort-at', '50%']))
+        assert.equal(run.code, CANARY_ABORTED, run.stderr)
+        assert.equal((jsonOutput(run.stdout) as {error?: {code: string}}).error?.code, 'canary-aborted')
+        const report = result(run)
+        const stages = report.stages as Array<{moved: number; returned: number; returned_ids: string[]; aborted?: boolean}>
+        assert.equal(stages.length, 1)
+        assert.equal(stages[0].moved, 4)
+        assert.equal(stages[0].aborted, true)
+        // It stops once the abort share is reached, well before the window ends.
+        assert.ok(stages[0].returned >= 2, JSON.stringify(stages))
+        assert.deepEqual(new Set(stages[0].returned_ids).size, stages[0].returned)
+        for (const id of stages[0].returned_ids) assert.ok(ids.slice(0, 4).includes(id) || ids.includes(id))
+        const returned = report.returned as {count: number; groups: Array<{key: Record<string, string>; count: number}>}
+        assert.equal(returned.count, stages[0].returned)
+        assert.equal(returned.groups[0].key.exception, CONSUMER_EXCEPTION)
+        assert.equal((report.counts as {redriven: number}).redriven, 4)
+        // Every id is on the DLQ again: the 16 never moved and the 4 the consumer failed back.
+        await until('the 4 moved to come back', async () => consumer.failed.length === 4)
+        assert.deepEqual(new Set(await dlqIds(q)), new Set(ids))
+      } finally {
+        await consumer.stop()
+      }
+    })
+
+    test('a consumer failing none: the stages ramp until every message moved; the dry run prints the plan and runs show lists the stages', async (t) => {
+      if (!(await broker.available(t))) return
+      const q = queues()
+      await seed(q, 30)
+      const plan = result(await bq(['dlq', 'redrive', q.queue, ...dlqFlags(q), '--dry-run', '--json', '--canary', '2', '--ramp', '3']))
+      assert.deepEqual((plan.canary_plan as {stages: number[]}).stages, [2, 6, 18, 4])
+      const consumer = await startConsumer({url: broker.url(), queue: q.queue, dlq: q.dlq, fails: () => false})
+      try {
+        const run = await bq(redriveArgs(q, ['--canary', '2', '--ramp', '3', '--watch', '1s']))
+        assert.equal(run.code, 0, run.stderr)
+        const report = result(run)
+        const stages = report.stages as Array<{size: number; moved: number; returned: number}>
+        assert.deepEqual(stages.map((s) => s.moved), [2, 6, 18, 4])
+        assert.ok(stages.every((s) => s.returned === 0))
+        assert.equal((report.returned as {count: number}).count, 0)
+        await until('the consumer to take all 30', async () => consumer.acked.length === 30)
+        assert.deepEqual(await dlqIds(q), [])
+        const shown = result(await runBq(['runs', 'show', report.run_id as string, '--json'], {env: env()}))
+        assert.deepEqual((shown.stages as Array<{moved: number}>).map((s) => s.moved), [2, 6, 18, 4])
+      } finally {
+        await consumer.stop()
+      }
+    })
+
+    test('a consumer failing 1 in 50 with --abort-at 10%: the canary completes and reports the returned ones', async (t) => {
+      if (!(await broker.available(t))) return
+      const q = queues()
+      const ids = await seed(q, 100)
+      const consumer = await startConsumer({url: broker.url(), queue: q.queue, dlq: q.dlq, fails: (i) => i % 50 === 49})
+      try {
+        const run = await bq(redriveArgs(q, ['--canary', '10', '--ramp', '10', '--watch', '2s', '--abort-at', '10%']))
+        assert.equal(run.code, 0, run.stderr)
+        const report = result(run)
+        assert.deepEqual((report.stages as Array<{moved: number}>).map((s) => s.moved), [10, 90])
+        const returned = report.returned as {count: number; ids: string[]}
+        assert.equal(returned.count, 2)
+        assert.deepEqual(new Set(returned.ids), new Set(consumer.failed))
+        assert.ok(returned.ids.every((id) => ids.includes(id)))
+        assert.deepEqual(new Set(await dlqIds(q)), new Set(consumer.failed))
+      } finally {
+        await consumer.stop()
+      }
+    })
+
+    test('the loop guard: dlq inspect shows what was redriven before; --max-redrives leaves those on the DLQ as looping; without it one line says how many', async (t) => {
+      if (!(await broker.available(t))) return
+      const q = queues()
+      const first = await seed(q, 6)
+      const failing = new Set(first.slice(0, 3))
+      const consumer = await startConsumer({url: broker.url(), queue: q.queue, dlq: q.dlq, fails: (_, id) => failing.has(id)})
+      try {
+        const firstRun = await bq(redriveArgs(q, []))
+        assert.equal(firstRun.code, 0, firstRun.stdout + firstRun.stderr)
+        await until('3 to come back', async () => consumer.failed.length === 3 && consumer.acked.length === 3)
+        const inspect = result(await bq(['dlq', 'inspect', q.queue, ...dlqFlags(q), '--json']))
+        assert.deepEqual(inspect.redriven_before, {messages: 3, by_times: [{times: 1, messages: 3}]})
+        const groups = inspect.groups as Array<{redriven_before: number; most_redrives: number}>
+        assert.deepEqual(groups.map((g) => [g.redriven_before, g.most_redrives]), [[3, 1]])
+        const fresh = await seed(q, 2)
+        const guarded = result(await bq(redriveArgs(q, ['--max-redrives', '1'])))
+        assert.equal((guarded.counts as {looping: number}).looping, 3)
+        assert.equal((guarded.counts as {redriven: number}).redriven, 2)
+        await until('the 2 fresh ones to be taken', async () => fresh.every((id) => consumer.acked.includes(id)))
+      } finally {
+        await consumer.stop()
+      }
+      assert.deepEqual(new Set(await dlqIds(q)), failing)
+      // Without the flag they move, and one line says they had been redriven before.
+      const run = await bq(redriveArgs(q, []))
+      assert.equal(run.code, 0, run.stderr)
+      assert.equal(result(run).redriven_before, 3)
+      assert.equal(run.stderr.split('\n').filter((line) => line.includes('had been redriven before')).length, 1, run.stderr)
+    })
+
+    test('--registry --only-passing moves only messages that pass their schema; dlq inspect --registry counts them per group', async (t) => {
+      if (!(await broker.available(t))) return
+      const q = queues()
+      // Every third message has a string amount: the schema wants an integer.
+      const ids = await seed(q, 9, (i) => (i % 3 === 0 ? `{"order_id":${i + 1},"amount_cents":"12.50"}` : `{"order_id":${i + 1},"amount_cents":${i}}`))
+      const invalid = ids.filter((_, i) => i % 3 === 0)
+      const inspect = result(await bq(['dlq', 'inspect', q.queue, ...dlqFlags(q), '--registry', registry, '--json']))
+      const group = (inspect.groups as Array<{passing: number; first_failing_rule: string}>)[0]
+      assert.equal(group.passing, 6)
+      assert.match(group.first_failing_rule, /amount_cents/)
+      const run = result(await bq(redriveArgs(q, ['--registry', registry, '--only-passing', '--canary', '2', '--watch', '1s'])))
+      assert.equal((run.counts as {redriven: number}).redriven, 6)
+      assert.equal((run.counts as {still_invalid: number}).still_invalid, 3)
+      assert.deepEqual(new Set(await dlqIds(q)), new Set(invalid))
+    })
+  })
+}
