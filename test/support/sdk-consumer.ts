@@ -7,6 +7,7 @@
 import type {BrokerAdapter} from '../../src/lib/brokers/adapter.js'
 import {openBroker} from '../../src/lib/brokers/registry.js'
 import {annotate, decode, fieldsOf} from '../../src/lib/envelope/index.js'
+import {QueueNotFoundError} from '../../src/lib/errors.js'
 
 export interface ConsumerOptions {
   url: string
@@ -34,7 +35,15 @@ export async function startConsumer(options: ConsumerOptions): Promise<Consumer>
   let taken = 0
   const loop = (async () => {
     while (!stopping) {
-      const session = await adapter.drain(options.queue, {max: 0})
+      let session
+      try {
+        session = await adapter.drain(options.queue, {max: 0})
+      } catch (error) {
+        // The queue a redrive will create (RabbitMQ, Kafka, Artemis…) is not there yet: nothing to take.
+        if (!(error instanceof QueueNotFoundError)) throw error
+        await new Promise((resolve) => setTimeout(resolve, options.idleMs ?? 50))
+        continue
+      }
       let got = 0
       try {
         while (!stopping) {
@@ -67,8 +76,11 @@ export async function startConsumer(options: ConsumerOptions): Promise<Consumer>
     ...consumer,
     async stop() {
       stopping = true
-      await loop
-      await adapter.close()
+      try {
+        await loop
+      } finally {
+        await adapter.close()
+      }
     },
   }
 }
