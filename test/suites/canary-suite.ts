@@ -14,7 +14,7 @@ import path from 'node:path'
 import {openBroker} from '../../src/lib/brokers/registry.js'
 import {annotate, fieldsOf, make} from '../../src/lib/envelope/index.js'
 import {uniqueQueue} from '../support/brokers.js'
-import {hasStackTrace, jsonOutput, runBq} from '../support/cli.js'
+import {hasStackTrace, jsonOutput, runBq, startBq} from '../support/cli.js'
 import type {CliResult} from '../support/cli.js'
 import {repoRoot} from '../support/conformance.js'
 import {CONSUMER_EXCEPTION, startConsumer} from '../support/sdk-consumer.js'
@@ -35,7 +35,7 @@ export interface CanaryCase {
   countingDlq?: (q: {queue: string; dlq: string}) => Promise<void>
 }
 
-export type CanaryTest = 'abort' | 'ramp' | 'share' | 'guard' | 'passing'
+export type CanaryTest = 'abort' | 'ramp' | 'share' | 'guard' | 'passing' | 'signals'
 
 const registry = path.join(repoRoot, 'examples', 'registry.json')
 /** The canary's exit code when a stage came back at or above --abort-at (src/lib/errors.ts). */
@@ -239,6 +239,56 @@ export function canarySuite(broker: CanaryCase): void {
       assert.equal((run.counts as {redriven: number}).redriven, 6)
       assert.equal((run.counts as {still_invalid: number}).still_invalid, 3)
       assert.deepEqual(new Set(await dlqIds(q)), new Set(invalid))
+    })
+
+    if (wanted('signals')) test('SIGTERM during a watch and SIGKILL at random moments: every meta.id is on the DLQ or the target, once (after dlq recover)', async (t) => {
+      if (!(await broker.available(t))) return
+      /** Every id on the DLQ and on the target queue, with repeats. */
+      const census = async (q: {queue: string; dlq: string}) => {
+        const adapter = await openBroker(broker.url())
+        try {
+          const ids: string[] = []
+          for (const queue of [q.dlq, q.queue]) {
+            const depth = await adapter.count(queue)
+            for (const message of await adapter.browse(queue, {offset: 0, limit: depth + 10})) ids.push(JSON.parse(message.body.toString('utf8')).meta.id as string)
+          }
+          return ids
+        } finally {
+          await adapter.close()
+        }
+      }
+      const q = queues()
+      const ids = await seed(q, 20)
+      const {child, done} = startBq([...redriveArgs(q, ['--canary', '5', '--watch', '30s']), '-b', broker.url()], {env: env()})
+      const probe = await openBroker(broker.url())
+      try {
+        await until('stage 1 to move 5', async () => (await probe.count(q.queue)) === 5)
+      } finally {
+        await probe.close()
+      }
+      // Stage 1 moved; its 30 s watch has begun.
+      await new Promise((resolve) => setTimeout(resolve, 300))
+      child.kill('SIGTERM')
+      const stopped = await done
+      assert.equal(stopped.code, 143, stopped.stderr)
+      const report = result(stopped)
+      assert.deepEqual((report.stages as Array<{moved: number}>).map((s) => s.moved), [5])
+      const after = await census(q)
+      assert.equal(after.length, ids.length)
+      assert.deepEqual(new Set(after), new Set(ids))
+      // SIGKILL mid-stage or mid-watch, three times, at different moments.
+      for (const delay of [350, 900, 1700]) {
+        const k = queues()
+        const all = await seed(k, 300)
+        const kill = startBq([...redriveArgs(k, ['--canary', '10', '--ramp', '2', '--watch', '1s']), '-b', broker.url()], {env: env()})
+        await new Promise((resolve) => setTimeout(resolve, delay))
+        kill.child.kill('SIGKILL')
+        await kill.done
+        assert.equal((await bq(['dlq', 'recover', k.queue, ...dlqFlags(k), '--json'])).code, 0)
+        const left = await census(k)
+        assert.equal(left.length, all.length, `killed after ${delay} ms`)
+        assert.deepEqual(new Set(left), new Set(all))
+      }
     })
   })
 }

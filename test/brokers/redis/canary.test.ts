@@ -1,4 +1,4 @@
-/** Canary redrive, loop guard and --only-passing on Redis. */
+/** Canary redrive, loop guard, --only-passing and signals on Redis. */
 import {canarySuite} from '../../suites/canary-suite.js'
 import {redisUrl} from '../../suites/command-suite.js'
 import {requireBroker} from '../../support/brokers.js'
