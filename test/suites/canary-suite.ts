@@ -18,6 +18,7 @@ import {hasStackTrace, jsonOutput, runBq, startBq} from '../support/cli.js'
 import type {CliResult} from '../support/cli.js'
 import {repoRoot} from '../support/conformance.js'
 import {CONSUMER_EXCEPTION, startConsumer} from '../support/sdk-consumer.js'
+import {hasScript, onTerminal} from '../support/terminal.js'
 
 export interface CanaryCase {
   name: string
@@ -35,7 +36,10 @@ export interface CanaryCase {
   countingDlq?: (q: {queue: string; dlq: string}) => Promise<void>
 }
 
-export type CanaryTest = 'abort' | 'ramp' | 'share' | 'guard' | 'passing' | 'signals'
+export type CanaryTest = 'abort' | 'ramp' | 'share' | 'guard' | 'passing' | 'signals' | 'terminal'
+
+/** Every test but `terminal` (the status line on a pseudo-terminal: the embedded store's file runs it). */
+export const CANARY_TESTS: CanaryTest[] = ['abort', 'ramp', 'share', 'guard', 'passing', 'signals']
 
 const registry = path.join(repoRoot, 'examples', 'registry.json')
 /** The canary's exit code when a stage came back at or above --abort-at (src/lib/errors.ts). */
@@ -79,7 +83,7 @@ export function canarySuite(broker: CanaryCase): void {
         await adapter.close()
       }
     }
-    const wanted = (name: CanaryTest) => broker.tests === undefined || broker.tests.includes(name)
+    const wanted = (name: CanaryTest) => (broker.tests ?? CANARY_TESTS).includes(name)
     const dlqIds = async (q: {queue: string; dlq: string}) => {
       const inspect = result(await bq(['dlq', 'inspect', q.queue, ...dlqFlags(q), '--list', '--json', ...(broker.readFlags ?? [])]))
       return (inspect.messages as Array<{id: string}>).map((m) => m.id)
@@ -288,6 +292,24 @@ export function canarySuite(broker: CanaryCase): void {
         const left = await census(k)
         assert.equal(left.length, all.length, `killed after ${delay} ms`)
         assert.deepEqual(new Set(left), new Set(all))
+      }
+    })
+
+    if (wanted('terminal')) test('on a terminal: the stage summary, the watch status line with its countdown, the returned groups and the abort', {skip: !hasScript && 'needs util-linux script'}, async (t) => {
+      if (!(await broker.available(t))) return
+      const q = queues()
+      await seed(q, 4)
+      const consumer = await startConsumer({url: broker.url(), queue: q.queue, dlq: q.dlq, fails: () => true})
+      try {
+        const {code, screen} = await onTerminal(['dlq', 'redrive', q.queue, ...dlqFlags(q), '--canary', '2', '--watch', '5s', '--abort-at', '50%', '--yes', '-b', broker.url()], {env: env()})
+        assert.equal(code, CANARY_ABORTED, screen)
+        assert.match(screen, /stage 1: 2 examined: 2 moved/)
+        assert.match(screen, /stage 1: 2 moved, 0 returned \| watching 5s/)
+        assert.match(screen, /stage 1: [12] of 2 moved came back within \d+s/)
+        assert.match(screen, new RegExp(CONSUMER_EXCEPTION.replace('.', '\\.')))
+        assert.match(screen, /canary aborted: stage 1/)
+      } finally {
+        await consumer.stop()
       }
     })
   })

@@ -127,8 +127,11 @@ Exit status: 0 when every selected message moved, 3 when some did not, 2 for usa
         const moves = {json, list: flags.list || flags['dry-run'], dryRun: flags['dry-run'], verb: copy ? 'copied' : 'moved', log, total, labels: copy ? COPY_LABELS : undefined, onItem: noteMoved(ledger, copy ? 'copied' : undefined), recover: recoverCommand(args.queue, flags.dlq)}
         const request = {source, target, dlq, toQueue: flags.to, selectors, max: flags.max, rate: flags.rate, bypass: flags.bypass, dryRun: flags['dry-run'], acceptDeliveryCost, transform, copy, hold: holds.hold, holdOutcomes: holds.outcomes, runId: ledger.recorded ? ledger.id : undefined}
         if (canary !== undefined && !flags['dry-run']) {
-          return runCanary({plan: canary, source, target, dlq, json, log, ledger, runStage: (stage, limit, hold) =>
-            runMoves({...moves, total: limit, log: (line) => log(`stage ${stage}: ${line}`)}, (hooks) =>
+          return runCanary({plan: canary, source, target, dlq, json, log, ledger, runStage: (stage, limit, hold, onItem) =>
+            runMoves({...moves, total: limit, log: (line) => log(`stage ${stage}: ${line}`), onItem: (item) => {
+              moves.onItem(item)
+              onItem(item)
+            }}, (hooks) =>
               redrive({...request, max: 0, moveLimit: limit, hold: holdAll([hold, holds.hold]), holdOutcomes: [...holds.outcomes, 'returned'], ...hooks}),
             ),
           })

@@ -9,7 +9,7 @@ import type {Run} from '../ledger/record.js'
 import {canaryRedrive, percent, stageSizes} from '../ops/canary.js'
 import type {CanaryPlan, CanaryReport, CanaryStage} from '../ops/canary.js'
 import {watchReturns} from '../ops/canary-watch.js'
-import type {HoldRule, RedriveReport} from '../ops/redrive-types.js'
+import type {HoldRule, RedriveItem} from '../ops/redrive-types.js'
 import {startCanaryStatus} from '../output/canary-status.js'
 import {renderTable} from '../output/table.js'
 import {parseDuration} from './duration.js'
@@ -74,8 +74,8 @@ export interface CanaryRunOptions {
   json: boolean
   log: (line: string) => void
   ledger: Run
-  /** One stage: the command's redrive through runMoves, limited and with the canary's hold added. */
-  runStage: (stage: number, limit: number, hold: HoldRule) => Promise<MoveResult>
+  /** One stage: the command's redrive through runMoves, limited, with the canary's hold added and its items also handed to `onItem`. */
+  runStage: (stage: number, limit: number, hold: HoldRule, onItem: (item: RedriveItem) => void) => Promise<MoveResult>
 }
 
 export async function runCanary(options: CanaryRunOptions): Promise<CanaryReport & {run_id?: string}> {
@@ -115,6 +115,3 @@ export async function runCanary(options: CanaryRunOptions): Promise<CanaryReport
   if (!json) log(`canary done: ${moved} moved in ${report.stages.length} stage(s), ${report.returned.count} came back`)
   return result
 }
-
-/** What a stage's report gives the canary (RedriveReport with its items). */
-export type StageResult = RedriveReport & {items: Array<{id: string | null; outcome: string}>}

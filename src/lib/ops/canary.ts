@@ -57,8 +57,8 @@ export interface CanaryReport {
 }
 
 export interface CanaryHooks {
-  /** Runs one stage: a redrive moving at most `limit`, with `hold` added to the run's own; `remember` sees each selected message as it is planned. */
-  runStage: (stage: number, limit: number, hold: HoldRule) => Promise<RedriveReport & {items: Array<{id: string | null; outcome: string}>}>
+  /** Runs one stage: a redrive moving at most `limit`, with `hold` added to the run's own, handing every item's outcome to `onItem`. */
+  runStage: (stage: number, limit: number, hold: HoldRule, onItem: (item: {id: string | null; outcome: string}) => void) => Promise<RedriveReport>
   watch: (request: Omit<WatchRequest, 'source' | 'dlq' | 'stopRequested' | 'onTick'> & {stage: number}) => Promise<WatchOutcome>
   /** After each stage's moves and after its watch: the stages so far and the ids just moved (for the ledger). */
   checkpoint: (stages: CanaryStage[], movedIds: string[]) => void
@@ -100,10 +100,12 @@ export async function canaryRedrive(base: {dlq: string; source: string; target: 
     const limit = plan.max > 0 ? Math.min(size, plan.max - report.counts.redriven) : size
     if (limit <= 0) break
     seen = new Map()
-    const result = await hooks.runStage(stage, limit, hold)
-    addCounts(report.counts, result.counts)
     const moved = new Map<string, number | undefined>()
-    for (const item of result.items) if (item.outcome === 'redriven' && item.id !== null) moved.set(item.id, seen.get(item.id))
+    // From each item as it is reported (a report keeps its items only under --json).
+    const result = await hooks.runStage(stage, limit, hold, (item) => {
+      if (item.outcome === 'redriven' && item.id !== null) moved.set(item.id, seen.get(item.id))
+    })
+    addCounts(report.counts, result.counts)
     for (const [id, failedAt] of moved) movedEver.set(id, failedAt)
     const entry: CanaryStage = {stage, size: limit, moved: result.counts.redriven, returned: 0, share: 0, watch_seconds: 0, returned_ids: [], counts: result.counts}
     report.stages.push(entry)

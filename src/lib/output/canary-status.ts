@@ -16,7 +16,8 @@ export function startCanaryStatus(json: boolean, stream: NodeJS.WriteStream = pr
   process.once('exit', clear)
   return {
     show: (text) => {
-      stream.write(`\r\x1B[K${text.slice(0, Math.max(20, (stream.columns ?? 80) - 1))}`)
+      // A terminal that reports no width (0) gets 80 columns.
+      stream.write(`\r\x1B[K${text.slice(0, Math.max(20, (stream.columns || 80) - 1))}`)
       shown = true
     },
     stop: () => {

@@ -1,4 +1,4 @@
-/** Canary redrive, loop guard and --only-passing on the embedded store. */
-import {canarySuite, sqliteCanaryCase} from '../../suites/canary-suite.js'
+/** Canary redrive, loop guard, --only-passing, signals and the terminal status line on the embedded store. */
+import {CANARY_TESTS, canarySuite, sqliteCanaryCase} from '../../suites/canary-suite.js'
 
-canarySuite(sqliteCanaryCase())
+canarySuite({...sqliteCanaryCase(), tests: [...CANARY_TESTS, 'terminal']})
