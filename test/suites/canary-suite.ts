@@ -13,6 +13,7 @@ import path from 'node:path'
 
 import {openBroker} from '../../src/lib/brokers/registry.js'
 import {annotate, fieldsOf, make} from '../../src/lib/envelope/index.js'
+import {QueueNotFoundError} from '../../src/lib/errors.js'
 import {uniqueQueue} from '../support/brokers.js'
 import {hasStackTrace, jsonOutput, runBq, startBq} from '../support/cli.js'
 import type {CliResult} from '../support/cli.js'
@@ -32,6 +33,8 @@ export interface CanaryCase {
   readFlags?: string[]
   /** The tests to run (default all): a broker's own file keeps to its time budget with fewer. */
   tests?: CanaryTest[]
+  /** A move is at least once here (publish, then ack): after a SIGKILL a message may be on both sides. */
+  atLeastOnce?: boolean
   /** Makes `dlq` a queue where every read costs a delivery (a RabbitMQ quorum queue, an SQS queue with a redrive policy): adds the refusal test. */
   countingDlq?: (q: {queue: string; dlq: string}) => Promise<void>
 }
@@ -245,15 +248,25 @@ export function canarySuite(broker: CanaryCase): void {
       assert.deepEqual(new Set(await dlqIds(q)), new Set(invalid))
     })
 
-    if (wanted('signals')) test('SIGTERM during a watch and SIGKILL at random moments: every meta.id is on the DLQ or the target, once (after dlq recover)', async (t) => {
+    if (wanted('signals')) test('SIGTERM during a watch and SIGKILL at random moments: every meta.id is on the DLQ or the target after dlq recover (once where the move is atomic)', async (t) => {
       if (!(await broker.available(t))) return
+      /** A queue's depth; one a redrive has not created yet holds none. */
+      const countOf = async (adapter: Awaited<ReturnType<typeof openBroker>>, queue: string) => {
+        try {
+          return await adapter.count(queue)
+        } catch (error) {
+          if (error instanceof QueueNotFoundError) return 0
+          throw error
+        }
+      }
       /** Every id on the DLQ and on the target queue, with repeats. */
       const census = async (q: {queue: string; dlq: string}) => {
         const adapter = await openBroker(broker.url())
         try {
           const ids: string[] = []
           for (const queue of [q.dlq, q.queue]) {
-            const depth = await adapter.count(queue)
+            const depth = await countOf(adapter, queue)
+            if (depth === 0) continue
             for (const message of await adapter.browse(queue, {offset: 0, limit: depth + 10})) ids.push(JSON.parse(message.body.toString('utf8')).meta.id as string)
           }
           return ids
@@ -266,7 +279,10 @@ export function canarySuite(broker: CanaryCase): void {
       const {child, done} = startBq([...redriveArgs(q, ['--canary', '5', '--watch', '30s']), '-b', broker.url()], {env: env()})
       const probe = await openBroker(broker.url())
       try {
-        await until('stage 1 to move 5', async () => (await probe.count(q.queue)) === 5)
+        await until('stage 1 to move 5', async () => (await countOf(probe, q.queue)) === 5)
+      } catch (error) {
+        child.kill('SIGKILL')
+        throw error
       } finally {
         await probe.close()
       }
@@ -290,7 +306,8 @@ export function canarySuite(broker: CanaryCase): void {
         await kill.done
         assert.equal((await bq(['dlq', 'recover', k.queue, ...dlqFlags(k), '--json'])).code, 0)
         const left = await census(k)
-        assert.equal(left.length, all.length, `killed after ${delay} ms`)
+        if (broker.atLeastOnce) assert.ok(left.length >= all.length, `killed after ${delay} ms`)
+        else assert.equal(left.length, all.length, `killed after ${delay} ms`)
         assert.deepEqual(new Set(left), new Set(all))
       }
     })

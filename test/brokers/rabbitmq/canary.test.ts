@@ -8,7 +8,8 @@ canarySuite({
   name: 'rabbitmq',
   url: () => amqpUrl,
   available: brokerCases.rabbitmq.available,
-  tests: ['abort', 'ramp'],
+  tests: ['abort', 'ramp', 'signals'],
+  atLeastOnce: true,
   countingDlq: async ({dlq}) => {
     const connection = await amqp.connect(amqpUrl)
     try {
