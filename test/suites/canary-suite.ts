@@ -39,7 +39,7 @@ export interface CanaryCase {
   countingDlq?: (q: {queue: string; dlq: string}) => Promise<void>
 }
 
-export type CanaryTest = 'abort' | 'ramp' | 'share' | 'guard' | 'passing' | 'signals' | 'terminal'
+export type CanaryTest = 'abort' | 'ramp' | 'share' | 'guard' | 'passing' | 'signals' | 'terminal' | 'context'
 
 /** Every test but `terminal` (the status line on a pseudo-terminal: the embedded store's file runs it). */
 export const CANARY_TESTS: CanaryTest[] = ['abort', 'ramp', 'share', 'guard', 'passing', 'signals']
@@ -328,6 +328,31 @@ export function canarySuite(broker: CanaryCase): void {
       } finally {
         await consumer.stop()
       }
+    })
+
+    if (wanted('context')) test('a context\'s --ledger is where its runs are recorded and what the loop guard reads', async (t) => {
+      if (!(await broker.available(t))) return
+      const q = queues()
+      const ids = await seed(q, 3)
+      const shared = path.join(workDir, `team-${q.queue}.db`)
+      // $BQ_LEDGER empty: the context decides (a set one would win).
+      const teamEnv = {XDG_CONFIG_HOME: path.join(workDir, `config-${q.queue}`), BQ_LEDGER: ''}
+      assert.equal((await runBq(['context', 'add', 'team', '-b', broker.url(), '--ledger', shared], {env: teamEnv})).code, 0)
+      const consumer = await startConsumer({url: broker.url(), queue: q.queue, dlq: q.dlq, fails: () => true})
+      try {
+        const run = await runBq(['dlq', 'redrive', q.queue, ...dlqFlags(q), '--context', 'team', '--yes', '--json'], {env: teamEnv})
+        assert.equal(run.code, 0, run.stderr)
+        await until('the 3 to come back', async () => consumer.failed.length === 3)
+      } finally {
+        await consumer.stop()
+      }
+      const listed = result(await runBq(['runs', 'list', '--json'], {env: {BQ_LEDGER: shared}}))
+      assert.equal((listed.runs as unknown[]).length, 1)
+      const inspect = result(await runBq(['dlq', 'inspect', q.queue, ...dlqFlags(q), '--context', 'team', '--json'], {env: teamEnv}))
+      assert.deepEqual(inspect.redriven_before, {messages: ids.length, by_times: [{times: 1, messages: ids.length}]})
+      // The suite's own ledger never saw that run.
+      const elsewhere = result(await bq(['dlq', 'inspect', q.queue, ...dlqFlags(q), '--json']))
+      assert.equal((elsewhere.redriven_before as {messages: number}).messages, 0)
     })
   })
 }

@@ -121,7 +121,7 @@ Exit status: 0 when every selected message moved, 3 when some did not, 2 for usa
       const total = depth === undefined ? undefined : flags.max > 0 && selectors.length === 0 ? Math.min(depth, flags.max) : depth
       const copy = flags.copy
       const log = (line: string) => this.logToStderr(line)
-      const selection = {...selectionRecord(flags), ...(flags.patch === undefined ? {} : {patch: flags.patch}), ...(copy ? {copy: true} : {}), max: flags.max, to: flags.to ?? null, bypass: flags.bypass}
+      const selection = {...selectionRecord(flags), ...(flags.patch === undefined ? {} : {patch: flags.patch}), ...(copy ? {copy: true} : {}), max: flags.max, to: flags.to ?? null, bypass: flags.bypass, ...guardRecord(flags, canary)}
       const info = {redrive: !copy, command: 'dlq redrive', broker: source.displayUrl, targetBroker: target === source ? undefined : target.displayUrl, source: dlq, target: flags.to, selection, reason: flags.reason, dryRun: flags['dry-run']}
       const run = () => recordRun<object>(info, async (ledger) => {
         const moves = {json, list: flags.list || flags['dry-run'], dryRun: flags['dry-run'], verb: copy ? 'copied' : 'moved', log, total, labels: copy ? COPY_LABELS : undefined, onItem: noteMoved(ledger, copy ? 'copied' : undefined), recover: recoverCommand(args.queue, flags.dlq)}
@@ -150,5 +150,14 @@ Exit status: 0 when every selected message moved, 3 when some did not, 2 for usa
       const named = (result: MoveResult) => renamedRun(result, COPY_NAMES)
       return withRenamedRun(async () => named((await run()) as MoveResult), named)
     }, {timeoutSeconds: flags.timeout, warn: (message) => this.warn(message)})
+  }
+}
+
+/** The guards and the canary as the run ledger records them, when given. */
+function guardRecord(flags: {'max-redrives'?: number; registry?: string; 'only-passing'?: boolean}, canary: CanaryPlan | undefined): Record<string, unknown> {
+  return {
+    ...(flags['max-redrives'] === undefined ? {} : {max_redrives: flags['max-redrives']}),
+    ...(flags['only-passing'] ? {only_passing: flags.registry} : {}),
+    ...(canary === undefined ? {} : {canary: {size: canary.size, watch_seconds: canary.watchMs / 1000, abort_at: canary.abortAt, ramp: canary.ramp}}),
   }
 }
