@@ -106,6 +106,8 @@ export async function canaryRedrive(base: {dlq: string; source: string; target: 
       if (item.outcome === 'redriven' && item.id !== null) moved.set(item.id, seen.get(item.id))
     })
     addCounts(report.counts, result.counts)
+    // A stage after the last full one that found nothing more to move is no stage of the report.
+    if (result.counts.redriven === 0 && stage > 1) break
     for (const [id, failedAt] of moved) movedEver.set(id, failedAt)
     const entry: CanaryStage = {stage, size: limit, moved: result.counts.redriven, returned: 0, share: 0, watch_seconds: 0, returned_ids: [], counts: result.counts}
     report.stages.push(entry)
