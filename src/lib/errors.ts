@@ -27,6 +27,8 @@ export const ExitCode = {
   auth: 6,
   /** `bq schema compat` found changes it cannot prove compatible, and none it knows to break. */
   unproven: 7,
+  /** A canary redrive stopped: the share of a stage's messages that came back to the DLQ reached --abort-at. */
+  canaryAborted: 8,
   /** Hung up (SIGHUP, 128 + 1): stopped as for Ctrl-C; what was in flight is reported. */
   hangup: 129,
   /** Interrupted (SIGINT, Ctrl-C, 128 + 2); what was in flight is reported. */
@@ -140,6 +142,17 @@ export class UnprovenError extends BqError {
   constructor(message: string, result: unknown) {
     super(message, {exitCode: ExitCode.unproven, code: 'unproven', result, reported: true})
     this.name = 'UnprovenError'
+  }
+}
+
+/**
+ * A canary redrive (dlq redrive --canary) aborted: a stage's messages came back to the DLQ at or
+ * above --abort-at. The rest stay on the DLQ; exit 8, with the report of every stage.
+ */
+export class CanaryAbortedError extends BqError {
+  constructor(message: string, report: unknown) {
+    super(message, {exitCode: ExitCode.canaryAborted, code: 'canary-aborted', result: report})
+    this.name = 'CanaryAbortedError'
   }
 }
 

@@ -12,6 +12,8 @@ export default class ContextAdd extends BqCommand {
   static override summary = 'Name a broker: bq --context NAME (or bq context use NAME) then acts on it.'
   static override description = `The context is stored in $XDG_CONFIG_HOME/bq/contexts.json (else ~/.config/bq/contexts.json), mode 0600. bq never writes a secret there: a URL with a password is refused; give it without the password and name where the password is, --password-env VAR or --password-file PATH, read each time the context is used.
 
+--ledger names the run ledger file for runs through this context, so a team can share one (the loop guard of dlq redrive sees only the runs its ledger recorded).
+
 --protected guards a context: dlq redrive and replay then ask for the queue name to be typed on a terminal, and refuse --yes unless --max N bounds the run.`
   static override examples = [
     '<%= config.bin %> context add local --broker redis://127.0.0.1:6379',
@@ -24,6 +26,7 @@ export default class ContextAdd extends BqCommand {
     protected: Flags.boolean({description: 'destructive commands need the queue name typed, and --max with --yes'}),
     'password-env': Flags.string({description: 'read the password from this environment variable when the context is used', exclusive: ['password-file']}),
     'password-file': Flags.string({description: 'read the password from this file when the context is used'}),
+    ledger: Flags.string({description: 'the run ledger file runs through this context are recorded in (and the loop guard reads): a path a team shares; $BQ_LEDGER still wins'}),
     force: Flags.boolean({description: 'replace a context of the same name'}),
   }
 
@@ -44,7 +47,8 @@ export default class ContextAdd extends BqCommand {
     if (password !== undefined && !takesPassword(broker)) throw new UsageError(`${redactUrl(broker)} has no place for a password (bq fills in scheme://user:PASSWORD@host…)`)
     const store = readContexts()
     if (store.contexts[name] !== undefined && !flags.force) throw new UsageError(`context ${name} exists: add --force to replace it, or bq context remove ${name}`)
-    const context: Context = {broker, protected: flags.protected === true, ...(password === undefined ? {} : {password})}
+    const ledger = flags.ledger === undefined ? {} : {ledger: resolve(flags.ledger)}
+    const context: Context = {broker, protected: flags.protected === true, ...(password === undefined ? {} : {password}), ...ledger}
     store.contexts[name] = context
     writeContexts(store)
     const file = contextsPath()

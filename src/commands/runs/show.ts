@@ -25,6 +25,8 @@ export default class RunsShow extends BqCommand {
       ['counts', run.counts === null ? null : Object.entries(run.counts).map(([k, v]) => `${k}=${v}`).join(' ')],
     ]
     for (const [name, value] of lines) if (value !== null) this.log(`${`${name}:`.padEnd(15)}${value}`)
+    // A canary redrive's stages, as each ended (a run killed outright keeps those that did).
+    for (const stage of run.stages ?? []) this.log(`${`stage ${String(stage.stage)}:`.padEnd(15)}${stageLine(stage)}`)
     // A run can touch many thousands of messages: counts unless the ids are asked for.
     for (const [what, ids] of Object.entries(run.ids ?? {})) {
       if (!flags.ids) {
@@ -36,4 +38,9 @@ export default class RunsShow extends BqCommand {
     }
     return run
   }
+}
+
+function stageLine(stage: Record<string, unknown>): string {
+  const watched = typeof stage.watch_seconds === 'number' ? `, watched ${stage.watch_seconds}s` : ''
+  return `size ${String(stage.size)}, moved ${String(stage.moved)}, returned ${String(stage.returned ?? 0)}${watched}${stage.aborted === true ? ' (aborted)' : ''}`
 }

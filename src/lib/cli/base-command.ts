@@ -66,6 +66,8 @@ export abstract class BqCommand extends Command {
     if (choice.context === undefined) return
     this.brokerContext = choice.context
     flags.broker = choice.url
+    // The context's ledger is where this run is recorded and the loop guard reads; $BQ_LEDGER still wins.
+    if (choice.context.ledger !== undefined && !process.env.BQ_LEDGER) process.env.BQ_LEDGER = choice.context.ledger
     process.stderr.write(`${contextLine(choice.context)}\n`)
   }
 

@@ -27,6 +27,8 @@ export interface ContextInUse {
   protected: boolean
   /** What named it: --context, $BQ_CONTEXT, or `bq context use`. */
   from: 'flag' | 'env' | 'current'
+  /** The context's own run ledger file, if it names one. */
+  ledger?: string
 }
 
 export interface BrokerChoice {
@@ -63,7 +65,7 @@ function fromContext(name: string, from: ContextInUse['from'], store: ContextSto
     throw new NotConfirmedError(`context ${name} is protected, and its broker URL says insecure=true: a protected broker's certificate is always verified (pass ca=PATH instead); nothing was done`, 'protected-context')
   }
   const url = context.password === undefined ? context.broker : withPassword(context.broker, readPassword(name, context.password, env))
-  return {url, context: {name, broker: redactUrl(context.broker), protected: context.protected, from}}
+  return {url, context: {name, broker: redactUrl(context.broker), protected: context.protected, from, ...(context.ledger === undefined ? {} : {ledger: context.ledger})}}
 }
 
 function urlQuerySaysInsecure(url: string): boolean {

@@ -20,6 +20,8 @@ export interface Context {
   /** Destructive commands ask for the queue name, and refuse --yes without --max. */
   protected: boolean
   password?: PasswordRef
+  /** The run ledger file for runs through this context (a team's shared one); $BQ_LEDGER wins. */
+  ledger?: string
 }
 
 export interface ContextStore {
@@ -90,9 +92,11 @@ function checkStore(value: unknown, path: string): ContextStore {
     if (!NAME.test(name) || !isObject(entry) || typeof entry.broker !== 'string' || entry.broker === '') throw bad(`context "${name}" needs a broker URL`)
     const password = entry.password
     if (password !== undefined && !(isObject(password) && (typeof password.env === 'string' || typeof password.file === 'string'))) throw bad(`context "${name}": password must be {"env": VAR} or {"file": PATH}`)
+    if (entry.ledger !== undefined && (typeof entry.ledger !== 'string' || entry.ledger === '')) throw bad(`context "${name}": ledger must be a file path`)
     contexts[name] = {
       broker: entry.broker,
       protected: entry.protected === true,
+      ...(typeof entry.ledger === 'string' ? {ledger: entry.ledger} : {}),
       ...(password === undefined ? {} : {password: typeof password.env === 'string' ? {env: password.env} : {file: password.file as string}}),
     }
   }

@@ -27,6 +27,8 @@ export interface RunInfo {
   /** --reason. */
   reason?: string
   dryRun?: boolean
+  /** The ids the run notes as `moved` were redriven: the loop guard counts them (bq_redriven). */
+  redrive?: boolean
 }
 
 export interface RunTally {
@@ -52,6 +54,15 @@ export class Run {
 
   /** The ledger holds this run (false for a dry run, or when the ledger could not be written). */
   recorded = false
+
+  /** Writes to the ledger while the run goes on (set by recordRun once the run is recorded). */
+  live?: {saveStages: (stages: Array<Record<string, unknown>>) => void; rememberRedriven: (ids: string[]) => void}
+
+  /** Saves a canary's stages so far, and the ids its stage moved, before the next stage starts. */
+  checkpoint(stages: Array<Record<string, unknown>>, movedIds: string[]): void {
+    this.live?.rememberRedriven(movedIds)
+    this.live?.saveStages(stages)
+  }
 
   /** Notes a message id by what happened to it (`moved`, `published`, `deleted`). */
   note(what: string, id: string): void {
@@ -82,12 +93,21 @@ export async function recordRun<T>(info: RunInfo, work: (run: Run) => Promise<T>
   }
   // Only a recorded run stamps its id on copies: a header must lead to a run `bq runs show` knows.
   run.recorded = started
+  if (started && ledger !== undefined) {
+    run.live = {
+      saveStages: (stages) => attempt(options.warn, `record the stages of run ${run.id}`, () => ledger.saveStages(run.id, stages)),
+      rememberRedriven: (ids) => attempt(options.warn, `record the ids run ${run.id} moved`, () => ledger.noteRedriven(run.id, ids)),
+    }
+  }
   const finish = (outcome: string, exitCode: number, result: unknown, error?: string) => {
     if (ledger === undefined) return
     if (started) {
       const tally = safeTally(options.tally, result)
-      attempt(options.warn, `record the end of run ${run.id}`, () => ledger.end(run.id, {endedAt: Date.now(), outcome, exitCode, error, counts: tally.counts, ids: run.ids(tally.ids)}))
+      const ids = run.ids(tally.ids)
+      attempt(options.warn, `record the end of run ${run.id}`, () => ledger.end(run.id, {endedAt: Date.now(), outcome, exitCode, error, counts: tally.counts, ids}))
+      if (info.redrive === true && ids.moved !== undefined) run.live?.rememberRedriven(ids.moved)
     }
+    run.live = undefined
     attempt(options.warn, 'close the ledger', () => ledger.close())
     // A failed run's one line is its error (the ledger has it all the same).
     if (started && outcome === 'ok') options.log?.(`recorded as run ${run.id} (bq runs show ${run.id.slice(0, 8)})`)

@@ -33,7 +33,19 @@ CREATE TABLE IF NOT EXISTS bq_runs (
   ids TEXT
 );
 CREATE INDEX IF NOT EXISTS bq_runs_started ON bq_runs (started_at);
+CREATE TABLE IF NOT EXISTS bq_redriven (
+  message_id TEXT NOT NULL,
+  run_rowid INTEGER NOT NULL,
+  PRIMARY KEY (message_id, run_rowid)
+) WITHOUT ROWID;
 `
+
+/**
+ * bq_redriven is the loop guard's memory (ledger/redrive-history.ts): one row per meta.id a
+ * redrive moved, keyed by the id, pointing at the run's rowid (ids only, never bodies). The
+ * stages column holds a canary run's stages (JSON), added to ledgers made before it existed.
+ */
+const ADDED_COLUMNS = [['stages', 'TEXT']] as const
 
 /** A run as stored and as `bq runs` prints it (JSON columns parsed, times ISO). */
 export interface RunRow {
@@ -57,9 +69,11 @@ export interface RunRow {
   counts: Record<string, number> | null
   /** Message ids by what happened to them (`moved`, `published`, `deleted`). */
   ids: Record<string, string[]> | null
+  /** A canary redrive's stages, as each ended (ops/canary.ts); null for other runs. */
+  stages: Array<Record<string, unknown>> | null
 }
 
-type StoredRow = Omit<RunRow, 'started_at' | 'ended_at' | 'selection' | 'counts' | 'ids'> & {started_at: number; ended_at: number | null; selection: string; counts: string | null; ids: string | null}
+type StoredRow = Omit<RunRow, 'started_at' | 'ended_at' | 'selection' | 'counts' | 'ids' | 'stages'> & {started_at: number; ended_at: number | null; selection: string; counts: string | null; ids: string | null; stages: string | null}
 
 export interface RunStartRow {
   id: string
@@ -116,6 +130,8 @@ export class LedgerStore {
       // Short: a busy ledger must not hold up the broker operation (a failed write is a warning).
       db.pragma('busy_timeout = 2000')
       db.exec(SCHEMA)
+      const columns = new Set(db.prepare<[], {name: string}>('PRAGMA table_info(bq_runs)').all().map((column) => column.name))
+      for (const [name, type] of ADDED_COLUMNS) if (!columns.has(name)) db.exec(`ALTER TABLE bq_runs ADD COLUMN ${name} ${type}`)
     } catch (error) {
       db.close()
       throw error
@@ -133,6 +149,29 @@ export class LedgerStore {
     this.db
       .prepare('UPDATE bq_runs SET ended_at = ?, outcome = ?, exit_code = ?, error = ?, counts = ?, ids = ? WHERE id = ?')
       .run(row.endedAt, row.outcome, row.exitCode, row.error ?? null, row.counts === undefined ? null : JSON.stringify(row.counts), row.ids === undefined ? null : JSON.stringify(row.ids), id)
+  }
+
+  /** Remembers the meta.ids a redrive run moved (the loop guard's memory); ids already noted for the run are kept once. */
+  noteRedriven(runId: string, ids: Iterable<string>): void {
+    const run = this.db.prepare<[string], {rowid: number}>('SELECT rowid FROM bq_runs WHERE id = ?').get(runId)
+    if (run === undefined) return
+    const insert = this.db.prepare('INSERT OR IGNORE INTO bq_redriven (message_id, run_rowid) VALUES (?, ?)')
+    this.db.transaction(() => {
+      for (const id of ids) insert.run(id, run.rowid)
+    })()
+  }
+
+  /** How many recorded runs moved this meta.id. */
+  timesRedriven(messageId: string): number {
+    this.countStatement ??= this.db.prepare<[string], {n: number}>('SELECT COUNT(*) AS n FROM bq_redriven WHERE message_id = ?')
+    return this.countStatement.get(messageId)?.n ?? 0
+  }
+
+  private countStatement?: BetterSqlite3.Statement<[string], {n: number}>
+
+  /** A running canary's stages so far (bq runs show lists them, also for a run killed outright). */
+  saveStages(id: string, stages: Array<Record<string, unknown>>): void {
+    this.db.prepare('UPDATE bq_runs SET stages = ? WHERE id = ?').run(JSON.stringify(stages), id)
   }
 
   /** The newest runs first. */
@@ -158,5 +197,6 @@ function parsed(row: StoredRow): RunRow {
     selection: JSON.parse(row.selection) as Record<string, unknown>,
     counts: row.counts === null ? null : (JSON.parse(row.counts) as Record<string, number>),
     ids: row.ids === null ? null : (JSON.parse(row.ids) as Record<string, string[]>),
+    stages: row.stages === null || row.stages === undefined ? null : (JSON.parse(row.stages) as Array<Record<string, unknown>>),
   }
 }

@@ -68,7 +68,7 @@ export async function returnInflight(request: InflightReturnRequest): Promise<In
   const counts: RedriveCounts = {examined: 0, redriven: 0, would_redrive: 0, skipped: 0, poison: 0, failed: 0}
   const report: InflightReturnReport = {dlq: queue, source: adapter.displayUrl, target: adapter.displayUrl, dry_run: request.dryRun, counts, stopped_early: false, acknowledged_meanwhile: 0}
   const emit = (about: About, outcome: RedriveOutcome, error?: string) => {
-    counts[outcome]++
+    counts[outcome] = (counts[outcome] ?? 0) + 1
     const item: RedriveItem = {id: about.id, trace_id: about.trace_id, urn: about.urn, reason: about.reason, target: outcome === 'skipped' || outcome === 'poison' ? null : queue, outcome}
     if (error !== undefined) item.error = error
     request.onItem?.(item)

@@ -1,6 +1,9 @@
 import type {BrokerAdapter, RelatedQueue} from '../brokers/adapter.js'
 import {UsageError} from '../errors.js'
 import {browseQueue} from './browse.js'
+import type {RedriveHistory} from '../ledger/redrive-history.js'
+import type {SchemaRegistry} from '../schema/registry.js'
+import {schemaFailure} from './hold.js'
 import type {Selector} from './selector.js'
 import type {MessageView} from './message-view.js'
 import {isoTime} from '../output/table.js'
@@ -19,6 +22,12 @@ export interface TriageGroup {
   /** ISO-8601 UTC with milliseconds, like every time bq prints in JSON. */
   oldest_failed_at: string | null
   newest_failed_at: string | null
+  /** Messages of the group the run ledger recorded as redriven before, and the most times one was. */
+  redriven_before: number
+  most_redrives: number
+  /** With a registry: how many pass their URN's current schema, and the first failing rule of the rest. */
+  passing?: number
+  first_failing_rule?: string | null
 }
 
 export interface TriageReport {
@@ -31,6 +40,10 @@ export interface TriageReport {
   groups: TriageGroup[]
   /** Queues the broker's binding ties to this DLQ (retry tiers), where the adapter knows them. */
   related_queues?: RelatedQueue[]
+  /** Examined messages this run ledger recorded as redriven before, by how many times (loop guard). */
+  redriven_before: {messages: number; by_times: Array<{times: number; messages: number}>}
+  /** The registry the groups' `passing` counts were checked against. */
+  registry?: string
 }
 
 export function parseGroupBy(values: string[] | undefined): GroupKey[] {
@@ -56,25 +69,30 @@ function groupValue(view: MessageView, key: GroupKey): string | null {
 
 export async function inspectDlq(
   adapter: BrokerAdapter,
-  options: {dlq: string; groupBy: GroupKey[]; selectors?: Selector[]; scanLimit: number; onMessage?: (view: MessageView) => void},
+  options: {dlq: string; groupBy: GroupKey[]; selectors?: Selector[]; scanLimit: number; onMessage?: (view: MessageView, redrives: number) => void; history?: RedriveHistory; registry?: SchemaRegistry},
 ): Promise<TriageReport> {
+  const before = {messages: 0, byTimes: {} as Record<number, number>}
   const groups = new Map<string, TriageGroup>()
   // Compared as numbers, printed as ISO strings at the end.
   const span = new Map<TriageGroup, {oldest?: number; newest?: number}>()
   const depth = await adapter.count(options.dlq)
   const outcome = await browseQueue(adapter, {queue: options.dlq, limit: options.scanLimit, scanLimit: options.scanLimit, selectors: options.selectors}, (view) => {
-    options.onMessage?.(view)
-    const poison = view.envelope === undefined
-    const key: Record<string, string | null> = {}
-    if (!poison) for (const name of options.groupBy) key[name] = groupValue(view, name)
-    const id = poison ? 'poison' : JSON.stringify(key)
-    let group = groups.get(id)
-    if (!group) {
-      group = {key, poison, count: 0, oldest_failed_at: null, newest_failed_at: null}
-      groups.set(id, group)
-      span.set(group, {})
-    }
+    const redrives = options.history?.times(view.id) ?? 0
+    options.onMessage?.(view, redrives)
+    const group = addToGroup(groups, view, options.groupBy, options.registry !== undefined)
+    if (!span.has(group)) span.set(group, {})
     group.count++
+    if (redrives > 0) {
+      group.redriven_before++
+      group.most_redrives = Math.max(group.most_redrives, redrives)
+      before.messages++
+      before.byTimes[redrives] = (before.byTimes[redrives] ?? 0) + 1
+    }
+    if (options.registry !== undefined && !group.poison) {
+      const failure = schemaFailure(options.registry, view)
+      if (failure === undefined) group.passing = (group.passing ?? 0) + 1
+      else group.first_failing_rule ??= failure
+    }
     const failedAt = view.deadLetter?.failedAt
     const times = span.get(group)
     if (failedAt !== undefined && times !== undefined) {
@@ -96,5 +114,29 @@ export async function inspectDlq(
     group_by: options.groupBy,
     groups: [...groups.values()].sort((a, b) => b.count - a.count),
     ...(related === undefined ? {} : {related_queues: related}),
+    redriven_before: {messages: before.messages, by_times: timesList(before.byTimes)},
+    ...(options.registry === undefined ? {} : {registry: options.registry.path}),
   }
+}
+
+/** {2: 5} as [{times: 2, messages: 5}], fewest times first (JSON keys stay names, not numbers). */
+export function timesList(byTimes: Record<number, number>): Array<{times: number; messages: number}> {
+  return Object.entries(byTimes).map(([times, messages]) => ({times: Number(times), messages})).sort((a, b) => a.times - b.times)
+}
+
+/**
+ * The group a message belongs to, made on first sight. With a registry every group counts
+ * passing messages from zero; poison has no data to check.
+ */
+export function addToGroup(groups: Map<string, TriageGroup>, view: MessageView, groupBy: GroupKey[], checking = false): TriageGroup {
+  const poison = view.envelope === undefined
+  const key: Record<string, string | null> = {}
+  if (!poison) for (const name of groupBy) key[name] = groupValue(view, name)
+  const id = poison ? 'poison' : JSON.stringify(key)
+  let group = groups.get(id)
+  if (!group) {
+    group = {key, poison, count: 0, oldest_failed_at: null, newest_failed_at: null, redriven_before: 0, most_redrives: 0, ...(checking && !poison ? {passing: 0, first_failing_rule: null} : {})}
+    groups.set(id, group)
+  }
+  return group
 }

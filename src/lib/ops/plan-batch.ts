@@ -9,7 +9,7 @@ import {tooLarge} from './batch-sizer.js'
 import {matchesAll} from './match.js'
 import {viewOf} from './message-view.js'
 import type {MessageView} from './message-view.js'
-import type {About, RedriveOutcome} from './redrive-types.js'
+import type {About, HoldRule, RedriveOutcome} from './redrive-types.js'
 import type {Selector} from './selector.js'
 
 /** What a message says about itself without decoding it (its native metadata). */
@@ -43,6 +43,8 @@ export interface PlanRules {
   runId?: string
   /** True when a copy to this queue would land on the DLQ being read. */
   intoSource: (queue: string) => boolean
+  /** Selected messages it holds back stay on the DLQ with its outcome. */
+  hold?: HoldRule
 }
 
 /**
@@ -65,6 +67,11 @@ export function planBatch<M extends BrokerMessage>(batch: M[], rules: PlanRules)
     }
     if (!matchesAll(view, rules.selectors)) {
       kept.push({message, about: aboutOf(view), outcome: 'skipped'})
+      continue
+    }
+    const held = rules.hold?.(view)
+    if (held !== undefined) {
+      kept.push({message, about: aboutOf(view), outcome: held.outcome, error: held.error})
       continue
     }
     const changed = rules.change(view)

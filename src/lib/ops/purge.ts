@@ -35,7 +35,7 @@ export async function purge(request: PurgeRequest): Promise<RedriveReport> {
   const counts: RedriveCounts = {examined: 0, redriven: 0, would_redrive: 0, skipped: 0, poison: 0, failed: 0}
   const report: RedriveReport = {dlq: request.dlq, source: request.source.displayUrl, target: request.backup?.path ?? '', dry_run: request.dryRun, counts, stopped_early: false}
   const emit = (about: About, outcome: RedriveOutcome, error?: string) => {
-    counts[outcome]++
+    counts[outcome] = (counts[outcome] ?? 0) + 1
     request.onItem?.({...about, target: null, outcome, ...(error === undefined ? {} : {error})})
   }
   await checkDeliveryCost(request, 'purge')

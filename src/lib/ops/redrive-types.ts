@@ -5,9 +5,20 @@
  */
 import type {BrokerAdapter} from '../brokers/adapter.js'
 import type {Envelope} from '../envelope/envelope.js'
+import type {MessageView} from './message-view.js'
 import type {Selector} from './selector.js'
 
-export type RedriveOutcome = 'redriven' | 'would_redrive' | 'skipped' | 'poison' | 'failed'
+/**
+ * Why a selected message was held back on the DLQ on purpose (ops/hold.ts): `looping` (redriven
+ * --max-redrives times before), `still_invalid` (fails its URN's schema, --only-passing),
+ * `returned` (a canary moved it and it came back: later stages leave it alone).
+ */
+export type HoldOutcome = 'looping' | 'still_invalid' | 'returned'
+
+export type RedriveOutcome = 'redriven' | 'would_redrive' | 'skipped' | 'poison' | 'failed' | HoldOutcome
+
+/** Decides, for a selected message, whether it stays on the DLQ on purpose, and why. */
+export type HoldRule = (view: MessageView) => {outcome: HoldOutcome; error?: string} | undefined
 
 export interface RedriveItem {
   id: string | null
@@ -34,6 +45,10 @@ export interface RedriveCounts {
   skipped: number
   poison: number
   failed: number
+  /** Present when the run holds messages back on purpose (HoldOutcome). */
+  looping?: number
+  still_invalid?: number
+  returned?: number
 }
 
 /** What every run that drains a DLQ takes (redrive, copy, purge). */
@@ -72,6 +87,12 @@ export interface RedriveRequest extends DrainRunRequest {
   transform?: EnvelopeTransform
   /** Publish the reset copies and leave every original on the DLQ (`--copy`). */
   copy?: boolean
+  /** Selected messages this rule holds back stay on the DLQ with its outcome (loop guard, --only-passing, a canary's returned ones). */
+  hold?: HoldRule
+  /** The outcomes `hold` can give: counted from zero so the report names them. */
+  holdOutcomes?: HoldOutcome[]
+  /** Move at most this many messages (a canary stage); the drain stops once they are taken. */
+  moveLimit?: number
 }
 
 export interface RedriveReport {

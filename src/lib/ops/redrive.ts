@@ -39,7 +39,7 @@ export async function redrive(request: RedriveRequest): Promise<RedriveReport> {
   const counts: RedriveCounts = {examined: 0, redriven: 0, would_redrive: 0, skipped: 0, poison: 0, failed: 0}
   const report: RedriveReport = {dlq: request.dlq, source: request.source.displayUrl, target: target.displayUrl, dry_run: request.dryRun, counts, stopped_early: false}
   const emit = (about: About, outcome: RedriveOutcome, targetQueue: string | null, error?: string, envelope?: string) => {
-    counts[outcome]++
+    counts[outcome] = (counts[outcome] ?? 0) + 1
     if (request.onItem === undefined) return
     const item: RedriveItem = {id: about.id, trace_id: about.trace_id, urn: about.urn, reason: about.reason, target: targetQueue, outcome}
     if (error !== undefined) item.error = error
@@ -70,6 +70,15 @@ export async function redrive(request: RedriveRequest): Promise<RedriveReport> {
   }
   const intoSource = (queue: string) => sameBroker && queue === request.dlq
   await checkDeliveryCost(request)
+  // A run that can hold messages back counts each kind, zero included, so its report names them.
+  for (const outcome of request.holdOutcomes ?? []) counts[outcome] ??= 0
+  /** Emits a held-back message's outcome; true when the hold rule kept it. */
+  const holds = (view: MessageView): boolean => {
+    const held = request.hold?.(view)
+    if (held === undefined) return false
+    emit(aboutOf(view), held.outcome, null, held.error)
+    return true
+  }
 
   if (request.dryRun) {
     try {
@@ -80,6 +89,7 @@ export async function redrive(request: RedriveRequest): Promise<RedriveReport> {
         const view = viewOf(message, request.source.binding)
         if (view.decodeError) emit(aboutOf(view), 'poison', null, view.decodeError)
         else if (!matchesAll(view, request.selectors)) emit(aboutOf(view), 'skipped', null)
+        else if (holds(view)) return
         else {
           const changed = transformed(view)
           if ('error' in changed) return emit(aboutOf(view), 'failed', null, changed.error)
@@ -97,7 +107,7 @@ export async function redrive(request: RedriveRequest): Promise<RedriveReport> {
     return report
   }
 
-  const rules: PlanRules = {binding: request.source.binding, selectors: request.selectors, bypass: request.bypass, change: transformed, intoSource, runId: request.runId}
+  const rules: PlanRules = {binding: request.source.binding, selectors: request.selectors, bypass: request.bypass, change: transformed, intoSource, runId: request.runId, hold: request.hold}
   // A copy publishes the same reset copies and takes nothing from the DLQ.
   if (request.copy) return copyMessages(request, target, rules, emit, report)
 
@@ -112,6 +122,8 @@ export async function redrive(request: RedriveRequest): Promise<RedriveReport> {
   /** The previous batch's moves, still running (overlap only); never rejects, see `moveFailure`. */
   let moving: Promise<void> | undefined
   let moveFailure: {error: unknown} | undefined
+  /** Messages chosen to move so far (a canary stage stops at its moveLimit). */
+  let planned = 0
   const settle = async () => {
     if (moving !== undefined) await moving
     moving = undefined
@@ -172,16 +184,23 @@ export async function redrive(request: RedriveRequest): Promise<RedriveReport> {
         }
         break
       }
-      const batch = await session.next(sizer.next())
+      // A stage of a canary (moveLimit) asks for no more than it may still move.
+      const room = request.moveLimit === undefined ? Infinity : request.moveLimit - planned
+      if (room <= 0) break
+      const batch = await session.next(Math.min(sizer.next(), room))
       if (batch.length === 0) break
       sizer.saw(batch.map((message) => message.body.length))
       const {kept, groups} = plan(batch)
+      // Selected beyond the limit: handed back unexamined (the next stage takes them).
+      const beyond = trimGroups(groups, room)
+      for (const group of groups.values()) planned += group.length
       await settle()
       // The previous batch's target failed (overlap only): this batch was not examined; close returns it.
       if (report.stopped_early) break
-      counts.examined += batch.length
+      counts.examined += batch.length - beyond.length
       for (const entry of kept) emit(entry.about, entry.outcome, entry.target ?? null, entry.error)
-      if (kept.length > 0) await session.release(kept.map((entry) => entry.message))
+      const handBack = [...kept.map((entry) => entry.message), ...beyond]
+      if (handBack.length > 0) await session.release(handBack)
       if (overlap) {
         moving = moveAll(groups).catch((error: unknown) => {
           moveFailure = {error}
@@ -209,6 +228,26 @@ export async function redrive(request: RedriveRequest): Promise<RedriveReport> {
   const carried = failedRun(failure.error, report)
   if (bound !== undefined) report.stop_reason = report.stop_reason === undefined ? bound : `${report.stop_reason}; ${bound}`
   throw carried
+}
+
+/**
+ * Keeps the first `room` messages of the groups (in batch order per queue) and returns the rest,
+ * which the caller hands back to the DLQ: a canary stage moves no more than its size.
+ */
+function trimGroups(groups: Map<string, Group>, room: number): ReservedMessage[] {
+  const beyond: ReservedMessage[] = []
+  let left = room
+  for (const [queue, group] of groups) {
+    if (group.length <= left) {
+      left -= group.length
+      continue
+    }
+    for (const entry of group.slice(left)) beyond.push(entry.message)
+    if (left === 0) groups.delete(queue)
+    else groups.set(queue, group.slice(0, left))
+    left = 0
+  }
+  return beyond
 }
 
 /**

@@ -54,7 +54,7 @@ export async function replay(request: ReplayRequest): Promise<RedriveReport> {
   const report: RedriveReport = {dlq: request.file, source: request.file, target: request.target.displayUrl, dry_run: request.dryRun, counts, stopped_early: false}
   const limiter = request.rate ? new RateLimiter(request.rate) : undefined
   const emit = (view: MessageView, outcome: RedriveOutcome, target: string | null, error?: string) => {
-    counts[outcome]++
+    counts[outcome] = (counts[outcome] ?? 0) + 1
     request.onItem?.({id: view.id ?? null, trace_id: view.traceId ?? null, urn: view.urn ?? null, reason: view.deadLetter?.reason ?? null, target, outcome, ...(error === undefined ? {} : {error})})
   }
   let warnedMasked = false

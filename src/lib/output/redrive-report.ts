@@ -10,6 +10,9 @@ const LABEL: Record<RedriveItem['outcome'], string> = {
   skipped: 'skipped',
   poison: 'poison (left)',
   failed: 'FAILED',
+  looping: 'looping (left)',
+  still_invalid: 'still invalid (left)',
+  returned: 'returned (left)',
 }
 
 /** Labels a run names differently (a purge's `purged`, a copy's `copied`). */
@@ -28,6 +31,10 @@ export function summaryLine(report: RedriveReport, verb: string): string {
   const c = report.counts
   const parts = report.dry_run ? [`${c.would_redrive} would be ${verb}`] : [`${c.redriven} ${verb}`]
   parts.push(`${c.skipped} not selected`, `${c.poison} poison`, `${c.failed} failed`)
+  // Held back on purpose: named only when the run could hold any.
+  if (c.looping !== undefined) parts.push(`${c.looping} looping`)
+  if (c.still_invalid !== undefined) parts.push(`${c.still_invalid} still invalid`)
+  if (c.returned !== undefined) parts.push(`${c.returned} returned earlier`)
   const stop = report.stopped_early ? `; stopped early: ${report.stop_reason}` : ''
   return `${report.dry_run ? 'dry run: ' : ''}${c.examined} examined: ${parts.join(', ')}${stop}`
 }
