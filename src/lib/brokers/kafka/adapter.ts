@@ -20,7 +20,7 @@ import {KafkaDrainSession, type DrainPartition} from './drain.js'
 import {kafkaInflight} from './inflight.js'
 import {KafkaDrainLease} from './lease.js'
 import {PartitionReader, TopicScan} from './reader.js'
-import {toBrokerMessage, toKafkaMessage} from './records.js'
+import {FILTERED_OUT, passesPrefilter, toBrokerMessage, toKafkaMessage} from './records.js'
 import {PartitionProgress} from './state.js'
 import {parseKafkaUrl, type KafkaTarget} from './url.js'
 import {connectKafka, type KafkaClient, type KafkaMessage, type PartitionLayout, type Watermarks} from './client/index.js'
@@ -136,7 +136,8 @@ export class KafkaAdapter extends AdapterBase<KafkaDrainSession> {
     while (found.length < limit) {
       const next = await scan.next()
       if (next === undefined) break
-      found.push(toBrokerMessage(topic, next.partition, next.record))
+      const wanted = options.prefilter === undefined || passesPrefilter(next.record, options.prefilter)
+      found.push(wanted ? toBrokerMessage(topic, next.partition, next.record) : FILTERED_OUT)
     }
     this.scans.set(key, scan)
     return found

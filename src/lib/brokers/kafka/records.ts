@@ -6,7 +6,7 @@ import {BYPASS_MARKER_VALUE} from '../shared/native-values.js'
 import {outgoingAppHeaders, pickAppHeaders} from '../shared/app-headers.js'
 import {kafkaHeaders, kafkaNativeFields, kafkaTimestamp} from './binding.js'
 import {REPLAY_BYPASS_HEADER} from '../../envelope/fields.js'
-import type {BrokerMessage, OutgoingMessage} from '../adapter.js'
+import type {BrokerMessage, BrowsePrefilter, OutgoingMessage} from '../adapter.js'
 import type {KafkaMessage, KafkaRecord} from './client/index.js'
 
 /** The record bq produces for a message. A body that is not an envelope gets no `bq-` headers. */
@@ -47,6 +47,21 @@ export function toBrokerMessage(topic: string, partition: number, record: KafkaR
     enqueuedAt: record.timestamp,
     position: positionOf(partition, record.offset),
   }
+}
+
+/** What a browse returns for a record that fails the caller's prefilter (BrowseOptions.prefilter): it is only counted. */
+export const FILTERED_OUT: BrokerMessage = Object.freeze({body: Buffer.alloc(0), headers: Object.freeze({}), native: Object.freeze({})})
+
+/** Whether the record's value, or any of its header values, passes the caller's prefilter. */
+export function passesPrefilter(record: KafkaRecord, prefilter: BrowsePrefilter): boolean {
+  if (prefilter.body(record.value)) return true
+  for (const name in record.headers) {
+    const value = record.headers[name]
+    for (const one of Array.isArray(value) ? value : [value]) {
+      if (one !== undefined && one !== null && prefilter.headerValue(typeof one === 'string' ? Buffer.from(one, 'utf8') : one)) return true
+    }
+  }
+  return false
 }
 
 function text(value: Buffer | string): string {

@@ -5,7 +5,7 @@
  * halves (no `Long` objects, no decimal strings), keys, values and header values are views of
  * the response buffer (no copies), and the records kafkajs's consumer would drop (below the
  * requested offset, control records, records of aborted transactions) are dropped the same way
- * (consumer/batch.js, consumer/filterAbortedMessages.js).
+ * (its Batch class and aborted-transaction filter).
  *
  * Only uncompressed magic-v2 record batches are decoded here; for anything else the decoder
  * answers `undefined` and the caller reads the partition through kafkajs (wire.ts).
