@@ -134,7 +134,7 @@ export class KafkaAdapter extends AdapterBase<KafkaDrainSession> {
     }
     const found: BrokerMessage[] = []
     while (found.length < limit) {
-      const next = await scan.next()
+      const next = scan.nextBuffered() ?? (await scan.next())
       if (next === undefined) break
       const wanted = options.prefilter === undefined || passesPrefilter(next.record, options.prefilter)
       found.push(wanted ? toBrokerMessage(topic, next.partition, next.record) : FILTERED_OUT)

@@ -35,6 +35,22 @@ export class PartitionReader {
     return this.layout.partition
   }
 
+  /**
+   * The next waiting record when the buffer already holds it, without waiting (a browse takes
+   * most records this way, not one promise each); undefined when `next()` must be asked instead
+   * (the buffer is used up, or the bound is reached).
+   */
+  nextBuffered(): KafkaRecord | undefined {
+    while (this.at < this.buffer.length) {
+      const record = this.buffer[this.at]
+      if (record.offset >= this.end) return undefined
+      this.at++
+      this.position = record.offset + 1
+      if (!this.progress().isDone(record.offset)) return record
+    }
+    return undefined
+  }
+
   /** The next waiting record below `end`, or undefined when there is none. */
   async next(): Promise<KafkaRecord | undefined> {
     for (;;) {
@@ -124,6 +140,15 @@ export class TopicScan {
       if (high !== undefined && high > reader.end) reader.end = high
     }
     this.current = 0
+  }
+
+  /** The next record when it is already fetched (see PartitionReader.nextBuffered); else undefined: ask `next()`. */
+  nextBuffered(): {partition: number; record: KafkaRecord} | undefined {
+    const reader = this.readers[this.current]
+    const record = reader?.nextBuffered()
+    if (record === undefined) return undefined
+    this.index++
+    return {partition: reader.partition, record}
   }
 
   async next(): Promise<{partition: number; record: KafkaRecord} | undefined> {
