@@ -235,6 +235,11 @@ export interface BrowseOptions {
 export interface BrowsePrefilter {
   body(body: Buffer): boolean
   headerValue(value: Buffer): boolean
+  /**
+   * Optional, for a body test that only looks for byte strings: false when no body lying within
+   * these bytes can pass `body` (an adapter that reads many messages in one buffer tests it once).
+   */
+  bodiesWithin?(bytes: Buffer): boolean
 }
 
 /** Where a log browse starts: the log start, an offset (in one partition, or each), a time, or the last N records (of each partition). */

@@ -28,6 +28,8 @@ export function couldMatch(body: Buffer, target: TraceTarget): boolean {
 export function browsePrefilter(target: TraceTarget): BrowsePrefilter {
   return {
     body: (body) => couldMatch(body, target),
+    // Only the byte strings' search holds for a whole buffer; a hashed id reads each value (above).
+    ...(target.hashedTraceId === undefined ? {bodiesWithin: (bytes: Buffer) => couldMatch(bytes, target)} : {}),
     headerValue: (value) => {
       const text = value.toString('utf8')
       return text !== '' && matchOf(target, text, text) !== undefined

@@ -37,6 +37,9 @@ function batch(baseOffset: number, records: BatchRecord[], options: {attributes?
   return encoded
 }
 
+/** The decoded records without the fetch answer they are views of (kafkajs gives no such field). */
+const fields = (decoded: {records: KafkaRecord[]} | undefined) => decoded?.records.map(({fetched, ...rest}) => (assert.ok(fetched instanceof Buffer), rest))
+
 const plain = (i: number, extra: Partial<BatchRecord> = {}): BatchRecord => ({key: `k${i}`, value: `{"n":${i}}`, timestamp: 1_700_000_000_000 + i, ...extra})
 
 /** What bq read before: kafkajs's decoder and consumer filter, then the old record mapping. */
@@ -55,7 +58,7 @@ describe('kafka fetch decoder', () => {
       batch(103, [plain(3, {headers: {'bq-type': 'urn:x', empty: ''}}), plain(4, {timestamp: 1_600_000_000_000})]),
     ])
     const decoded = decodeRecordSet(set, 2, 100, [])
-    assert.deepEqual(decoded?.records, await viaKafkajs(set, 2, 100))
+    assert.deepEqual(fields(decoded), await viaKafkajs(set, 2, 100))
     assert.equal(decoded?.records.length, 5)
     assert.equal(decoded?.next, 105)
   })
@@ -64,7 +67,7 @@ describe('kafka fetch decoder', () => {
     const whole = Buffer.concat([batch(10, [plain(0), plain(1), plain(2)]), batch(13, [plain(3)])])
     const cut = Buffer.concat([whole, batch(14, [plain(4), plain(5)]).subarray(0, 40)])
     const decoded = decodeRecordSet(cut, 0, 11, [])
-    assert.deepEqual(decoded?.records, await viaKafkajs(cut, 0, 11))
+    assert.deepEqual(fields(decoded), await viaKafkajs(cut, 0, 11))
     assert.deepEqual(decoded?.records.map((record) => record.offset), [11, 12, 13])
     assert.equal(decoded?.next, 14)
   })
@@ -83,7 +86,7 @@ describe('kafka fetch decoder', () => {
     const aborted = [{producerId: 7, firstOffset: 1}]
     const decoded = decodeRecordSet(set, 1, 0, aborted)
     const before = await viaKafkajs(set, 1, 0, aborted.map((entry) => ({producerId: String(entry.producerId), firstOffset: String(entry.firstOffset)})))
-    assert.deepEqual(decoded?.records, before)
+    assert.deepEqual(fields(decoded), before)
     assert.deepEqual(decoded?.records.map((record) => record.offset), [0, 4, 5, 7])
     assert.equal(decoded?.next, 8)
   })

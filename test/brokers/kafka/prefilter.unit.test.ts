@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict'
 import {describe, test} from 'node:test'
 
-import {passesPrefilter, toBrokerMessage} from '../../../src/lib/brokers/kafka/records.js'
+import {RecordPrefilter, passesPrefilter, toBrokerMessage} from '../../../src/lib/brokers/kafka/records.js'
 import type {KafkaRecord} from '../../../src/lib/brokers/kafka/client/index.js'
 import {matchOf, traceTarget} from '../../../src/lib/ops/trace-id.js'
 import {browsePrefilter, couldMatch} from '../../../src/lib/ops/trace-prefilter.js'
@@ -40,6 +40,17 @@ describe('kafka browse prefilter', () => {
       assert.equal(passes, !name.startsWith('another') && !name.startsWith('other'))
     })
   }
+
+  test('one test over a whole fetch answer stands for its bodies; headers are still looked at', () => {
+    const answer = Buffer.from(`{"a":1}{"trace_id":"${uuid}"}{"b":2}`)
+    const inAnswer = (from: number, to: number, headers: KafkaRecord['headers'] = {}): KafkaRecord => ({...record(''), value: answer.subarray(from, to), headers, fetched: answer})
+    const quiet = Buffer.from('{"a":1}{"b":2}')
+    const filter = RecordPrefilter.of(browsePrefilter(traceTarget(uuid)))
+    assert.ok(!filter.passes(inAnswer(0, 7)))
+    assert.ok(filter.passes(inAnswer(7, answer.length - 7)))
+    assert.ok(!filter.passes({...record(''), value: quiet.subarray(0, 7), fetched: quiet}))
+    assert.ok(filter.passes({...record(''), value: quiet.subarray(7), headers: {'bq-trace-id': Buffer.from(uuid)}, fetched: quiet}))
+  })
 
   test('a non-UUID id is found in the header that carries it', () => {
     assert.ok(passesPrefilter(record('{}', {'bq-trace-id': Buffer.from('order-1042')}), browsePrefilter(traceTarget('order-1042'))))

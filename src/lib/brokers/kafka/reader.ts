@@ -9,6 +9,9 @@
 import type {PartitionProgress} from './state.js'
 import type {FetchResult, KafkaClient, KafkaRecord, PartitionLayout, Watermarks} from './client/index.js'
 
+/** The fetch size once a reader reads at length: fewer, larger answers (a peek's first fetch stays small). */
+const STREAM_FETCH_BYTES = 2 * 1024 * 1024
+
 export class PartitionReader {
   private buffer: KafkaRecord[] = []
   private at = 0
@@ -97,7 +100,11 @@ export class PartitionReader {
     this.ahead = undefined
     this.fetches++
     if (ahead !== undefined && ahead.offset === offset) return ahead.result
-    return this.client.fetch(this.topic, this.layout, offset, this.fetchBytes)
+    return this.client.fetch(this.topic, this.layout, offset, this.fetchSize())
+  }
+
+  private fetchSize(): number {
+    return this.fetches >= 2 ? Math.max(this.fetchBytes, STREAM_FETCH_BYTES) : this.fetchBytes
   }
 
   /** Asks for the records after the buffer now, if the reader will want them (the second fetch on). */
@@ -105,7 +112,7 @@ export class PartitionReader {
     if (this.fetches < 2) return
     const offset = this.progress().nextWaiting(this.afterBuffer)
     if (offset >= this.end) return
-    const result = this.client.fetch(this.topic, this.layout, offset, this.fetchBytes)
+    const result = this.client.fetch(this.topic, this.layout, offset, this.fetchSize())
     // Unused when the reader stops early or skips ahead; a failure surfaces when it is used.
     result.catch(() => undefined)
     this.ahead = {offset, result}

@@ -157,7 +157,7 @@ export function decodeRecordSet(set: Buffer, partition: number, fetchOffset: num
       if (isControl) continue
       const timestamp = logAppendTime ? maxTimestamp : firstTimestamp + timestampDelta
       // A tombstone (null value) has an empty body: bq shows it as a poison message.
-      records.push({partition, offset: safe(recordOffset), key, value: value ?? Buffer.alloc(0), headers, timestamp})
+      records.push({partition, offset: safe(recordOffset), key, value: value ?? Buffer.alloc(0), headers, timestamp, fetched: set})
     }
     reader.at = end
     next = Math.max(next, baseOffset + lastOffsetDelta + 1)

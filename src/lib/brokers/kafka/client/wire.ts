@@ -41,6 +41,8 @@ export interface KafkaRecord {
   headers: KafkaHeaders
   /** Unix ms. */
   timestamp: number
+  /** The fetched bytes the value is a view of (shared by every record of one fetch), when bq decoded them itself. */
+  fetched?: Buffer
 }
 
 /** A record as bq hands it to the produce path (producer.ts). */
