@@ -242,6 +242,24 @@ export interface BrowseOptions {
    * anyway). Kafka seeks each partition to its first record at or after it.
    */
   notBefore?: number
+  /**
+   * The cheap test the caller applies first to every message (bq trace's byte search). A message
+   * that passes neither test (its body; any one of its header values) may come back as a stand-in
+   * with an empty body and no headers or fields, which the caller only counts: an adapter whose
+   * messages are costly to build (Kafka) skips that work. Other adapters ignore it.
+   */
+  prefilter?: BrowsePrefilter
+}
+
+/** See `BrowseOptions.prefilter`: each test answers whether a message with these bytes could be wanted. */
+export interface BrowsePrefilter {
+  body(body: Buffer): boolean
+  headerValue(value: Buffer): boolean
+  /**
+   * Optional, for a body test that only looks for byte strings: false when no body lying within
+   * these bytes can pass `body` (an adapter that reads many messages in one buffer tests it once).
+   */
+  bodiesWithin?(bytes: Buffer): boolean
 }
 
 /** Where a log browse starts: the log start, an offset (in one partition, or each), a time, or the last N records (of each partition). */

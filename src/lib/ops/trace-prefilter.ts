@@ -1,5 +1,6 @@
-import {isUuid, otelTraceIdOf} from './trace-id.js'
+import {isUuid, matchOf, otelTraceIdOf} from './trace-id.js'
 import type {TraceTarget} from './trace-id.js'
+import type {BrowsePrefilter} from '../brokers/adapter.js'
 
 /**
  * The cheap test a raw body passes before `bq trace` decodes it: a body that holds none of the
@@ -17,6 +18,23 @@ export function couldMatch(body: Buffer, target: TraceTarget): boolean {
   for (const needle of target.needles) if (body.includes(needle)) return true
   if (target.hashedTraceId === undefined) return false
   return hashedTraceIdIn(body, target.hashedTraceId)
+}
+
+/**
+ * The same test handed to a browse (BrowseOptions.prefilter), so an adapter can skip building
+ * messages trace would drop unread: the body as above, and any header value that, as text, is
+ * the target's trace id or meta.id (a superset of the headers the binding projects them to).
+ */
+export function browsePrefilter(target: TraceTarget): BrowsePrefilter {
+  return {
+    body: (body) => couldMatch(body, target),
+    // Only the byte strings' search holds for a whole buffer; a hashed id reads each value (above).
+    ...(target.hashedTraceId === undefined ? {bodiesWithin: (bytes: Buffer) => couldMatch(bytes, target)} : {}),
+    headerValue: (value) => {
+      const text = value.toString('utf8')
+      return text !== '' && matchOf(target, text, text) !== undefined
+    },
+  }
 }
 
 /** Whether some `"trace_id"` string value in the bytes hashes to `hashed`; true when a value cannot be read without a parse. */

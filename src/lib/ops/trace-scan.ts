@@ -3,7 +3,7 @@ import {viewOf} from './message-view.js'
 import type {MessageView} from './message-view.js'
 import {matchOf} from './trace-id.js'
 import type {MatchedBy, TraceTarget} from './trace-id.js'
-import {couldMatch} from './trace-prefilter.js'
+import {browsePrefilter, couldMatch} from './trace-prefilter.js'
 import type {TraceSource} from './trace-sources.js'
 
 /**
@@ -89,7 +89,8 @@ export async function scanSource(adapter: BrokerAdapter, source: TraceSource, ta
     return {sightings, scanned: read.length, ...(staged.length > limits.maxScan ? {cutShort: 'max-scan' as const} : {})}
   }
   // A log broker (Kafka) keeps records after they are consumed: the whole retained log is read.
-  const from = {...(adapter.capabilities.logBrowse ? {from: {kind: 'beginning' as const}} : {}), ...(limits.since === undefined ? {} : {notBefore: limits.since})}
+  // The prefilter lets an adapter hand back messages `look` would drop as counted stand-ins.
+  const from = {...(adapter.capabilities.logBrowse ? {from: {kind: 'beginning' as const}} : {}), ...(limits.since === undefined ? {} : {notBefore: limits.since}), prefilter: browsePrefilter(target)}
   if (!adapter.capabilities.truePeek) {
     // Each read costs a delivery here (the caller has the operator's consent): read once.
     const page = await adapter.browse(source.queue, {limit: limits.maxScan + 1, ...from})

@@ -20,7 +20,7 @@ import {KafkaDrainSession, type DrainPartition} from './drain.js'
 import {kafkaInflight} from './inflight.js'
 import {KafkaDrainLease} from './lease.js'
 import {PartitionReader, TopicScan} from './reader.js'
-import {toBrokerMessage, toKafkaMessage} from './records.js'
+import {FILTERED_OUT, RecordPrefilter, toBrokerMessage, toKafkaMessage} from './records.js'
 import {PartitionProgress} from './state.js'
 import {parseKafkaUrl, type KafkaTarget} from './url.js'
 import {connectKafka, type KafkaClient, type KafkaMessage, type PartitionLayout, type Watermarks} from './client/index.js'
@@ -133,10 +133,12 @@ export class KafkaAdapter extends AdapterBase<KafkaDrainSession> {
       scan.extendTo(view.marks)
     }
     const found: BrokerMessage[] = []
+    const prefilter = options.prefilter === undefined ? undefined : RecordPrefilter.of(options.prefilter)
     while (found.length < limit) {
-      const next = await scan.next()
+      const next = scan.nextBuffered() ?? (await scan.next())
       if (next === undefined) break
-      found.push(toBrokerMessage(topic, next.partition, next.record))
+      const wanted = prefilter === undefined || prefilter.passes(next.record)
+      found.push(wanted ? toBrokerMessage(topic, next.partition, next.record) : FILTERED_OUT)
     }
     this.scans.set(key, scan)
     return found

@@ -6,7 +6,7 @@ import {BYPASS_MARKER_VALUE} from '../shared/native-values.js'
 import {outgoingAppHeaders, pickAppHeaders} from '../shared/app-headers.js'
 import {kafkaHeaders, kafkaNativeFields, kafkaTimestamp} from './binding.js'
 import {REPLAY_BYPASS_HEADER} from '../../envelope/fields.js'
-import type {BrokerMessage, OutgoingMessage} from '../adapter.js'
+import type {BrokerMessage, BrowsePrefilter, OutgoingMessage} from '../adapter.js'
 import type {KafkaMessage, KafkaRecord} from './client/index.js'
 import {KAFKA_KIND, kafkaNativeProperties, kafkaRestoredRecord} from './restore.js'
 
@@ -50,6 +50,54 @@ export function toBrokerMessage(topic: string, partition: number, record: KafkaR
     enqueuedAt: record.timestamp,
     position: positionOf(partition, record.offset),
   }
+}
+
+/** What a browse returns for a record that fails the caller's prefilter (BrowseOptions.prefilter): it is only counted. */
+export const FILTERED_OUT: BrokerMessage = Object.freeze({body: Buffer.alloc(0), headers: Object.freeze({}), native: Object.freeze({})})
+
+/**
+ * Whether the record's value, or any of its header values, passes the caller's prefilter. The
+ * verdict on a whole fetch answer (`bodiesWithin`) is kept for the records that follow from it.
+ */
+const recordPrefilters = new WeakMap<BrowsePrefilter, RecordPrefilter>()
+
+export class RecordPrefilter {
+  private fetched: Buffer | undefined
+  private anyBodyWithin = true
+
+  private constructor(private readonly prefilter: BrowsePrefilter) {}
+
+  /** One per caller's prefilter: a scan's browse calls (a page each) share the verdict on a fetch answer. */
+  static of(prefilter: BrowsePrefilter): RecordPrefilter {
+    let known = recordPrefilters.get(prefilter)
+    if (known === undefined) recordPrefilters.set(prefilter, (known = new RecordPrefilter(prefilter)))
+    return known
+  }
+
+  passes(record: KafkaRecord): boolean {
+    const {prefilter} = this
+    if (record.fetched !== undefined && prefilter.bodiesWithin !== undefined && record.fetched !== this.fetched) {
+      this.fetched = record.fetched
+      this.anyBodyWithin = prefilter.bodiesWithin(record.fetched)
+    }
+    const bodyMayPass = record.fetched === undefined || prefilter.bodiesWithin === undefined || this.anyBodyWithin
+    return (bodyMayPass && prefilter.body(record.value)) || passesOnHeaders(record, prefilter)
+  }
+}
+
+/** Whether the record's value, or any of its header values, passes the caller's prefilter. */
+export function passesPrefilter(record: KafkaRecord, prefilter: BrowsePrefilter): boolean {
+  return prefilter.body(record.value) || passesOnHeaders(record, prefilter)
+}
+
+function passesOnHeaders(record: KafkaRecord, prefilter: BrowsePrefilter): boolean {
+  for (const name in record.headers) {
+    const value = record.headers[name]
+    for (const one of Array.isArray(value) ? value : [value]) {
+      if (one !== undefined && one !== null && prefilter.headerValue(typeof one === 'string' ? Buffer.from(one, 'utf8') : one)) return true
+    }
+  }
+  return false
 }
 
 function text(value: Buffer | string): string {

@@ -46,7 +46,7 @@ interface EncodedPayload {
   offset: number
 }
 
-interface ProtocolRequest {
+export interface ProtocolRequest {
   request: {apiKey: number; apiVersion: number; apiName: string; expectResponse: () => boolean; encode: () => Promise<EncodedPayload>}
   response: {decode: (payload: Buffer) => Promise<unknown>; parse: (data: unknown) => Promise<unknown>}
   requestTimeout: number
@@ -68,6 +68,11 @@ function internals(): {Encoder: Encoder; createErrorFromCode: ErrorFromCode} {
     createErrorFromCode: (requireCjs('kafkajs/src/protocol/error.js') as {createErrorFromCode: ErrorFromCode}).createErrorFromCode,
   }
   return kafkajsInternals
+}
+
+/** A request body already encoded, as kafkajs's Encoder (it copies `.buf` up to `.offset` behind its request header). */
+export function asEncoded(body: Buffer): EncodedPayload {
+  return Object.assign(new (internals().Encoder)(0), {buf: body, offset: body.length})
 }
 
 /** kafkajs's error for a Kafka error code (with its `type` name and `retriable` flag), so failures read the same as before. */
@@ -97,7 +102,7 @@ export async function produce(broker: unknown, topic: string, batches: Partition
       apiName: 'Produce',
       expectResponse: () => acks !== 0,
       // kafkajs copies `.buffer` (buf up to offset) behind its request header: hand it the body as is.
-      encode: async () => Object.assign(new (internals().Encoder)(0), {buf: body, offset: body.length}),
+      encode: async () => asEncoded(body),
     },
     response: {decode: async (payload) => decodeProduceResponse(payload, version), parse: async (data) => data},
     requestTimeout: timeoutMs + RESPONSE_GRACE_MS,
@@ -106,8 +111,8 @@ export async function produce(broker: unknown, topic: string, batches: Partition
   return decoded.outcomes
 }
 
-/** The broker's private request method (it also drops a connection the broker closed). */
-function sendRequest(broker: KafkaJsBroker): (request: ProtocolRequest) => Promise<unknown> {
+/** The broker's private request method (it also drops a connection the broker closed); the fetch path uses it too. */
+export function sendRequest(broker: unknown): (request: ProtocolRequest) => Promise<unknown> {
   const prototype = Object.getPrototypeOf(broker) as object
   const symbol = Object.getOwnPropertySymbols(prototype).find((candidate) => candidate.description === 'private:Broker:sendRequest')
   const method = symbol === undefined ? undefined : (broker as unknown as Record<symbol, unknown>)[symbol]
