@@ -1,5 +1,6 @@
 /** Runs the built CLI (bin/run.js) as a user would, capturing output and exit code. */
 import {spawn} from 'node:child_process'
+import {rmSync} from 'node:fs'
 import type {ChildProcessWithoutNullStreams} from 'node:child_process'
 import {tmpdir} from 'node:os'
 import path from 'node:path'
@@ -27,7 +28,14 @@ export interface RunOptions {
  * recorded in a ledger of the tests' own, not the developer's ($BQ_LEDGER), and `bq schema check`
  * remembers its proofs in a cache folder of the tests' own ($XDG_CACHE_HOME).
  */
-const isolatedConfig = {XDG_CONFIG_HOME: path.join(tmpdir(), 'bq-tests-no-config'), XDG_CACHE_HOME: path.join(tmpdir(), 'bq-tests-cache'), BQ_CONTEXT: '', BQ_LEDGER: path.join(tmpdir(), 'bq-tests-ledger.db')}
+const testLedger = path.join(tmpdir(), `bq-tests-ledger-${process.pid}.db`)
+const isolatedConfig = {XDG_CONFIG_HOME: path.join(tmpdir(), 'bq-tests-no-config'), XDG_CACHE_HOME: path.join(tmpdir(), 'bq-tests-cache'), BQ_CONTEXT: '', BQ_LEDGER: testLedger}
+// One ledger per test process: the loop guard (dlq redrive) warns about ids an earlier run
+// redrove, and fixtures reuse ids, so a ledger shared by every file made a file's output depend on
+// which files ran before it.
+process.on('exit', () => {
+  for (const suffix of ['', '-wal', '-shm']) rmSync(testLedger + suffix, {force: true})
+})
 
 /** Starts the CLI and hands back the child (to signal it) and its result when it ends. */
 export function startBq(args: string[], options: RunOptions = {}): {child: ChildProcessWithoutNullStreams; done: Promise<CliResult>} {

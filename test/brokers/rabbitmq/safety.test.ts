@@ -20,6 +20,7 @@
  */
 import assert from 'node:assert/strict'
 import {execFile} from 'node:child_process'
+import {createHash} from 'node:crypto'
 import {after, describe, test, type TestContext} from 'node:test'
 import {promisify} from 'node:util'
 
@@ -123,9 +124,11 @@ const deliveryCount = (message: GetMessage) => (message.properties.headers?.['x-
 /** A dead letter of `queue`; its trace id starts with 8 × `group` (a hex digit) so --select can pick a group. */
 function deadLetter(queue: string, i: number, group: string): string {
   const n = String(i).padStart(12, '0')
+  // Ids unique to the queue: the loop guard remembers every id this file's earlier runs redrove.
+  const salt = createHash('sha256').update(queue).digest('hex').slice(0, 4)
   return (
     `{"job":"urn:babel:orders:created","trace_id":"${group.repeat(8)}-2d4a-4e8b-9c1d-${n}","data":{"order_id":${5000 + i},"amount":99.90},` +
-    `"meta":{"id":"4a1f9c2e-7b3d-4e6a-8f10-${n}","queue":${JSON.stringify(queue)},"lang":"php","schema_version":1,"created_at":1764489600000},"attempts":3,` +
+    `"meta":{"id":"4a1f9c2e-7b3d-4e6a-${salt}-${n}","queue":${JSON.stringify(queue)},"lang":"php","schema_version":1,"created_at":1764489600000},"attempts":3,` +
     `"dead_letter":{"reason":"failed","error":"Payment gateway timeout","exception":null,"failed_at":1764489660000,"original_queue":${JSON.stringify(queue)},"attempts":3,"lang":"php"}}`
   )
 }
