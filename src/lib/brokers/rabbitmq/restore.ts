@@ -10,23 +10,12 @@ import type {NativeProperties, OutgoingMessage} from '../adapter.js'
 import {fromNativeJson, toNativeJson} from '../shared/native-json.js'
 import {BYPASS_MARKER_VALUE} from '../shared/native-values.js'
 
+import {PROPERTY_NAMES} from './property-names.js'
+
 export const RABBITMQ_KIND = 'rabbitmq'
 
-/** The basic properties a consumer sees, amqplib's name → the AMQP spelling an export uses. */
-const BASIC_PROPERTIES: Array<[keyof MessageProperties & keyof Options.Publish, string]> = [
-  ['contentType', 'content_type'],
-  ['contentEncoding', 'content_encoding'],
-  ['deliveryMode', 'delivery_mode'],
-  ['priority', 'priority'],
-  ['correlationId', 'correlation_id'],
-  ['replyTo', 'reply_to'],
-  ['expiration', 'expiration'],
-  ['messageId', 'message_id'],
-  ['timestamp', 'timestamp'],
-  ['type', 'type'],
-  ['userId', 'user_id'],
-  ['appId', 'app_id'],
-]
+/** The basic properties a consumer sees and a publish can set: all but the deprecated cluster_id. */
+const BASIC_PROPERTIES = PROPERTY_NAMES.filter(([name]) => name !== 'clusterId') as Array<[keyof MessageProperties & keyof Options.Publish, string]>
 
 /** Counted by a quorum queue on each redelivery: the restored copy has not been delivered. */
 const NOT_RESTORED_HEADERS = new Set(['x-delivery-count'])

@@ -14,6 +14,7 @@ import {AuthError, BqError, ConnectionError, describeError} from '../../errors.j
 import type {BrokerMessage} from '../adapter.js'
 import {scrubSecrets} from '../shared/redact.js'
 import {TLS_PARAMS, type TlsSettings, parseTlsParams, tlsFailureReason} from '../shared/tls.js'
+import {PROPERTY_NAMES} from './property-names.js'
 
 /** AMQP reply codes bq reacts to. */
 export const AMQP_NOT_FOUND = 404
@@ -272,22 +273,6 @@ export function decodeXDeath(headers: Record<string, unknown>): NativeFields['na
   return carried({reason, originalQueue, failedAt})
 }
 
-/** AMQP property names as the spec spells them, for display. */
-const PROPERTY_NAMES: Array<[keyof Message['properties'], string]> = [
-  ['contentType', 'content_type'],
-  ['contentEncoding', 'content_encoding'],
-  ['deliveryMode', 'delivery_mode'],
-  ['priority', 'priority'],
-  ['correlationId', 'correlation_id'],
-  ['replyTo', 'reply_to'],
-  ['expiration', 'expiration'],
-  ['messageId', 'message_id'],
-  ['timestamp', 'timestamp'],
-  ['type', 'type'],
-  ['userId', 'user_id'],
-  ['appId', 'app_id'],
-  ['clusterId', 'cluster_id'],
-]
 
 /**
  * A delivery as bq shows it. `redelivered` is true for every message a browse or an earlier
