@@ -4,7 +4,10 @@
 // - A file under test/brokers/<broker>/ holds that broker (the embedded store, sqlite, is no
 //   broker); `*.unit.test.ts` files hold none. Any file may add brokers with a line
 //   `// @test-uses redis rabbitmq` in its first lines (or another shared thing: the package test
-//   holds `npm-registry`, which also keeps it out of the quick set). Two files holding the same broker never
+//   holds `npm-registry`, which also keeps it out of the quick set; the files that start, kill and
+//   restart JVM brokers of their own hold `private-jvm` instead of their folder's shared broker, so
+//   one such start runs at a time beside the other brokers' files). Text
+//   after a colon on that line is the reason, not a resource. Two files holding the same broker never
 //   overlap: their queues are unique, but listings (dlq ls, inflight ls) and broker-wide settings
 //   are not.
 // - `// @test-alone <why>` runs a file with nothing beside it: it kills or restarts a broker,
@@ -47,7 +50,7 @@ function directives(path) {
   const uses = []
   let alone = false
   for (const line of head) {
-    const usesMatch = /^\s*\/\/\s*@test-uses\s+(.+)$/.exec(line)
+    const usesMatch = /^\s*\/\/\s*@test-uses\s+([^:]+)/.exec(line)
     if (usesMatch) uses.push(...usesMatch[1].trim().split(/[\s,]+/))
     if (/^\s*\/\/\s*@test-alone\b/.test(line)) alone = true
   }
@@ -72,7 +75,8 @@ function describe(path, layer) {
   const parts = path.split(sep)
   const {uses, alone} = directives(path)
   const resources = new Set(uses)
-  if (parts[1] === 'brokers' && layer !== 'unit' && parts[2] !== 'sqlite') resources.add(parts[2])
+  // A private-jvm file runs its broker on ports and a home of its own: the shared one stays free.
+  if (parts[1] === 'brokers' && layer !== 'unit' && parts[2] !== 'sqlite' && !resources.has('private-jvm')) resources.add(parts[2])
   return {path, layer, resources: [...resources].sort(), alone}
 }
 

@@ -1,7 +1,8 @@
 /**
  * bq starts from one bundled module (dist/bq.js) and loads a package only when a command needs
  * it: `bq --help` and `bq validate one.json` load no broker SDK, ajv, inquirer or cli-table3, and
- * the packages appear once a command asks for them. Every import is recorded by a resolve hook.
+ * the packages appear once a command asks for them. Every import is recorded by a resolve hook;
+ * a package bundled into a chunk counts as loaded when that chunk is (dist/bundle-packages.json).
  */
 import {after, before, describe, test} from 'node:test'
 import assert from 'node:assert/strict'
@@ -15,6 +16,8 @@ import {fixturePath, registryExamplesDir, repoRoot} from '../support/conformance
 const lazyPackages = ['ioredis', 'amqplib', 'kafkajs', 'better-sqlite3', '@aws-sdk', 'rhea', '@azure', 'ajv', 'inquirer', 'cli-table3']
 const hook = path.join(repoRoot, 'test', 'support', 'record-imports.mjs')
 let dir: string
+/** scripts/bundle.js writes which packages each dist file bundles. */
+const packagesByChunk: Record<string, string[]> = JSON.parse(readFileSync(path.join(repoRoot, 'dist', 'bundle-packages.json'), 'utf8'))
 
 before(() => {
   dir = mkdtempSync(path.join(tmpdir(), 'bq-start-cost-'))
@@ -26,8 +29,11 @@ async function importsOf(args: string[], name: string): Promise<{packages: Set<s
   const record = path.join(dir, `${name}.txt`)
   const result = await runBq(args, {env: {NODE_OPTIONS: `--import=${hook}`, BQ_RECORD_IMPORTS: record, BQ_BROKER: `sqlite://${path.join(dir, 'store.db')}`}})
   const urls = existsSync(record) ? readFileSync(record, 'utf8').trim().split('\n') : []
-  const packages = new Set(urls.flatMap((url) => url.match(/node_modules\/((@[^/]+\/)?[^/]+)/)?.[1] ?? []))
   const bqModules = urls.filter((url) => url.startsWith('file:') && url.includes('/dist/') && !url.includes('node_modules'))
+  // A package is loaded when it is imported from node_modules, or when a chunk that bundles it is.
+  const fromNodeModules = urls.flatMap((url) => url.match(/node_modules\/((@[^/]+\/)?[^/]+)/)?.[1] ?? [])
+  const bundled = bqModules.flatMap((url) => packagesByChunk[path.relative(repoRoot, new URL(url).pathname)] ?? [])
+  const packages = new Set([...fromNodeModules, ...bundled])
   return {packages, bqModules, code: result.code}
 }
 

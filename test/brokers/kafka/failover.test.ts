@@ -1,4 +1,4 @@
-// @test-alone: starts a three-node Kafka cluster and SIGKILLs its nodes, and bounds how long bq takes to give up
+// @test-uses private-jvm: starts a three-node Kafka cluster of its own and SIGKILLs its nodes; one such file at a time
 /**
  * Kafka leader elections: a three-node KRaft cluster (test/brokers/kafka/cluster.sh, topics at
  * replication factor 3 with min.insync.replicas=2) loses a node to SIGKILL while bq works, and bq

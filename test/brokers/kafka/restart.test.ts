@@ -1,4 +1,4 @@
-// @test-alone: starts, SIGKILLs and restarts a private JVM broker, and bounds how long bq takes to give up
+// @test-uses private-jvm: starts, SIGKILLs and restarts a private JVM broker of its own (never the shared one); one such file at a time
 /**
  * Kafka restarts: a private KRaft instance SIGKILLed mid-redrive and mid-publish, then started
  * again on its log (the shared suite), and the property bq's producer relies on across a restart:

@@ -1,4 +1,4 @@
-// @test-alone: starts, SIGKILLs and restarts a private JVM broker, and bounds how long bq takes to give up
+// @test-uses private-jvm: starts, SIGKILLs and restarts a private JVM broker of its own (never the shared one); one such file at a time
 /**
  * Apache Pulsar restarts: a private standalone instance (broker and in-process bookie in one JVM)
  * SIGKILLed mid-redrive and mid-publish, then started again on its ledgers. One instance serves
