@@ -6,7 +6,7 @@
 //   layers: unit conformance integration e2e reliability (default: all)
 //   --quick    only files that need no broker (unit, conformance, embedded-store e2e), run as
 //              --jobs groups of files, each group in one process (scripts/test-group.mjs)
-//   --jobs N   files run at once (default BQ_TEST_JOBS or 4; 1 = the old one-file-at-a-time run)
+//   --jobs N   files run at once (default BQ_TEST_JOBS or 3; 1 = the old one-file-at-a-time run)
 //   --only S   only files whose path contains S (repeatable: any of them)
 //   --broker B only files that hold broker B or live in test/brokers/B/ (repeatable: any of them)
 //
@@ -71,7 +71,7 @@ function groupFiles(plan, jobs) {
 }
 
 function parseArgs(argv) {
-  const parsed = {layers: [], quick: false, jobs: Number(process.env.BQ_TEST_JOBS ?? 4), only: [], brokers: []}
+  const parsed = {layers: [], quick: false, jobs: Number(process.env.BQ_TEST_JOBS ?? 3), only: [], brokers: []}
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]
     if (arg === '--quick') parsed.quick = true

@@ -8,7 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export BQ_CRASH_TRIALS="${BQ_CRASH_TRIALS:-20}"                 # CI: 8 per broker
-# Messages per SIGKILL trial stay the cases' own (20,000 embedded/Redis, 10,000 others, 2,000
+# Messages per SIGKILL trial stay the cases' own (20,000 embedded/Redis, 10,000 most others, 5,000 Pulsar, 4,000 SQS, 2,000
 # Service Bus) unless BQ_CRASH_MESSAGES is set: BQ_CRASH_MESSAGES=20000 npm run soak is the full size.
 export BQ_PURGE_CRASH_TRIALS="${BQ_PURGE_CRASH_TRIALS:-10}"     # CI: 3
 export BQ_PURGE_CRASH_MESSAGES="${BQ_PURGE_CRASH_MESSAGES:-5000}"  # CI: 3,000

@@ -84,7 +84,7 @@ prepare() {
   "$home/bin/artemis" create --silent --name bq-secure --user bq --password bq --require-login \
     --host "$HOST" --default-port "$PLAIN_PORT" \
     --no-amqp-acceptor --no-mqtt-acceptor --no-stomp-acceptor --no-hornetq-acceptor --no-web \
-    --java-memory "$HEAP_MAX" "--java-options=$MARKER" \
+    --java-memory "$HEAP_MAX" "--java-options=$MARKER" --java-options=-XX:TieredStopAtLevel=1 \
     --java-utility-options=-XX:TieredStopAtLevel=1 --java-utility-options=-XX:+UseSerialGC --java-utility-options=-Xmx128m \
     --no-fsync --no-autotune "$INST" </dev/null >"$DIR/create.log" 2>&1 || { cat "$DIR/create.log" >&2; die "'artemis create' failed"; }
   sed -i 's/-Xms[0-9]*[MmGg]/-Xms64M/' "$INST/etc/artemis.profile"

@@ -235,7 +235,7 @@ start() {
       cd "$STATE" || exit 1
       # shellcheck disable=SC2016 # expanded by the child shell
       exec setsid bash -c 'echo $$ >"$1"; shift; exec "$@"' _ "$PIDFILE" \
-        "$JAVA" -Xms64m -Xmx256m -XX:+UseSerialGC -Djava.awt.headless=true \
+        "$JAVA" -Xms64m -Xmx256m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Djava.awt.headless=true \
         -Dlog4j2.configurationFile="$CONF/log4j2.properties" -Dkafka.logs.dir="$STATE/logs" \
         -Dbq.test.broker=kafka-secure -cp "$LIB/*" kafka.Kafka "$CONF/server.properties"
     ) &
