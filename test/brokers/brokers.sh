@@ -418,7 +418,14 @@ managedLedgerDefaultAckQuorum=1
 brokerDeleteInactiveTopicsEnabled=false
 allowAutoTopicCreationType=non-partitioned
 delayedDeliveryEnabled=true
-delayedDeliveryTickTimeMillis=100
+# Idle CPU matters here (a test run keeps this broker up for half an hour beside four others on two
+# cores): a 1 s delayed-delivery tick instead of 100 ms, the managed-ledger cache evicted every
+# second instead of every 10 ms, and no topic-level policies (their system-topic readers run per
+# namespace); bq sets no topic policy and the tests delay by a minute.
+delayedDeliveryTickTimeMillis=1000
+managedLedgerCacheEvictionIntervalMs=1000
+topicLevelPoliciesEnabled=false
+systemTopicEnabled=false
 # Small pools and caches: test machines have two cores and run several brokers.
 numIOThreads=2
 numHttpServerThreads=4

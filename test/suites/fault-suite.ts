@@ -18,7 +18,7 @@ import type {BrokerAdapter} from '../../src/lib/brokers/adapter.js'
 import {openBroker} from '../../src/lib/brokers/registry.js'
 import {QueueNotFoundError} from '../../src/lib/errors.js'
 import {uniqueQueue} from '../support/brokers.js'
-import {jsonOutput, runBq, startBq} from '../support/cli.js'
+import {jsonOutput, runBq, startBq, type CliResult} from '../support/cli.js'
 import {FaultProxy} from '../support/fault-proxy.js'
 import {census, drainAway, seed} from './crash-suite.js'
 
@@ -43,6 +43,12 @@ export interface FaultCase {
   settle?: (adapter: BrokerAdapter, queues: string[]) => Promise<void>
   censusByDraining?: boolean
   dispose?: (queues: string[]) => Promise<void>
+  /**
+   * The --timeout of the mid-run tests (outage, blip), default TIMEOUT. They need the run to be
+   * moving when the fault starts; what they prove is the report and the rerun, not how fast bq
+   * gives up (the outage-before-the-command test bounds that).
+   */
+  midRunTimeoutSeconds?: number
 }
 
 const TIMEOUT = 3
@@ -122,11 +128,16 @@ export function faultSuite(c: FaultCase): void {
     }
 
     /** Waits (bounded) until the target holds something: the redrive has started moving. */
-    const firstMoves = async (adapter: BrokerAdapter, queue: string) => {
+    const midRunTimeout = String(c.midRunTimeoutSeconds ?? TIMEOUT)
+    const firstMoves = async (adapter: BrokerAdapter, queue: string, run: ReturnType<typeof startBq>) => {
       const deadline = Date.now() + 60_000
+      let ended: CliResult | undefined
+      void run.done.then((result) => (ended = result))
       for (;;) {
         const moved = await adapter.count(queue).catch((error: unknown) => (error instanceof QueueNotFoundError ? 0 : Promise.reject(error)))
         if (moved > 0) return moved
+        // A run that ended before it moved anything leaves no run to fault: say why it ended.
+        if (ended !== undefined) throw new Error(`the redrive ended (exit ${ended.code}) before it moved anything: ${ended.stderr.trim()}`)
         if (Date.now() > deadline) throw new Error('the redrive moved nothing within 60 s')
         await new Promise((resolve) => setTimeout(resolve, 50))
       }
@@ -140,14 +151,14 @@ export function faultSuite(c: FaultCase): void {
       const proxy = await FaultProxy.start(host, port, c.listenPort)
       const {adapter, queue, ids} = await prepare(MID_RUN_MESSAGES)
       try {
-        const run = startBq(redriveArgs(queue, c.proxiedUrl(proxy.port), ['--timeout', String(TIMEOUT)]), {timeoutMs: 120_000})
-        await firstMoves(adapter, queue)
+        const run = startBq(redriveArgs(queue, c.proxiedUrl(proxy.port), ['--timeout', midRunTimeout]), {timeoutMs: 120_000})
+        await firstMoves(adapter, queue, run)
         proxy.blackhole(true)
         const holed = Date.now()
         const result = await run.done
         const ms = Date.now() - holed
         t.diagnostic(`${c.name}: gave up ${ms} ms after the black hole, exit ${result.code}`)
-        gaveUp.push(`mid-redrive ${(ms / 1000).toFixed(1)} s`)
+        gaveUp.push(`mid-redrive ${(ms / 1000).toFixed(1)} s (--timeout ${midRunTimeout})`)
         const output = jsonOutput(result.stdout)
         let possible = 0
         if (result.code === 0) {
@@ -179,8 +190,8 @@ export function faultSuite(c: FaultCase): void {
       const proxy = await FaultProxy.start(host, port, c.listenPort)
       const {adapter, queue, ids} = await prepare(MID_RUN_MESSAGES)
       try {
-        const run = startBq(redriveArgs(queue, c.proxiedUrl(proxy.port), ['--timeout', String(TIMEOUT)]), {timeoutMs: 120_000})
-        await firstMoves(adapter, queue)
+        const run = startBq(redriveArgs(queue, c.proxiedUrl(proxy.port), ['--timeout', midRunTimeout]), {timeoutMs: 120_000})
+        await firstMoves(adapter, queue, run)
         proxy.reset()
         const result = await run.done
         let possible = 0

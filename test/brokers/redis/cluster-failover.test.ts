@@ -6,7 +6,7 @@
  * it puts back afterwards (the killed node rejoins as a replica), so cluster.test.ts never sees
  * a failover.
  */
-import {test} from 'node:test'
+import {after, test} from 'node:test'
 import assert from 'node:assert/strict'
 import {randomUUID} from 'node:crypto'
 import {readFileSync} from 'node:fs'
@@ -16,11 +16,14 @@ import {Redis} from 'ioredis'
 import {keySlot} from '../../../src/lib/brokers/redis/cluster.js'
 import {hasStackTrace, jsonOutput, runBq, startBq} from '../../support/cli.js'
 import {repoRoot} from '../../support/conformance.js'
-import {clusterNodes, ensureCluster, killNode, ownerIn, taggedOn, testCluster, urlAvoiding} from './cluster-support.js'
+import {clusterNodes, ensureCluster, killNode, ownerIn, stopCluster, taggedOn, testCluster, urlAvoiding} from './cluster-support.js'
 
 const FIRST = 7111
 const MESSAGES = 3000
 const exampleLine = readFileSync(path.join(repoRoot, 'examples', 'orders.dlq.jsonl'), 'utf8').split('\n')[0]
+
+// This file's cluster is its own (a master is killed): it goes when the file ends.
+after(() => stopCluster(FIRST))
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 

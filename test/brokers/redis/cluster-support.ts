@@ -19,6 +19,11 @@ const run = promisify(execFile)
 const script = path.join(repoRoot, 'test', 'brokers', 'redis', 'cluster.sh')
 
 /** Starts (or finds) the cluster on first..first+5; false (after t.skip) when redis-server is missing outside CI. */
+/** Stops a cluster a test file started for itself (its six servers would otherwise run, and tick, until the machine stops). */
+export async function stopCluster(first: number): Promise<void> {
+  await run('bash', [script, 'stop', String(first)], {timeout: 60_000})
+}
+
 export async function ensureCluster(t: TestContext, first: number): Promise<boolean> {
   try {
     await run('bash', [script, 'start', String(first)], {timeout: 60_000})
