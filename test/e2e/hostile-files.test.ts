@@ -15,8 +15,9 @@ import {mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, truncateSync,
 import {tmpdir} from 'node:os'
 import path from 'node:path'
 
-import {hasStackTrace, jsonOutput, jsonResult, runBq, type CliResult} from '../support/cli.js'
+import {hasStackTrace, runBq, type CliResult} from '../support/cli.js'
 import {repoRoot} from '../support/conformance.js'
+import {storeDepth} from '../support/embedded-store.js'
 
 const MiB = 1024 * 1024
 const exampleLines = readFileSync(path.join(repoRoot, 'examples', 'orders.dlq.jsonl'), 'utf8').trim().split('\n')
@@ -109,13 +110,8 @@ function refusal(kind: Hostile, invalid: RegExp): RegExp {
   }
 }
 
-/** How many messages a queue of the embedded store holds. */
-async function depth(queue: string): Promise<number> {
-  const result = await runBq(['peek', queue, '-b', sqliteUrl, '--limit', '1', '--json'], {env})
-  const output = jsonOutput(result.stdout)
-  if (!output.ok && output.error.code === 'queue-not-found') return 0
-  return jsonResult(result.stdout).depth as number
-}
+/** How many messages a queue of the embedded store holds (read directly: test/support/embedded-store.ts). */
+const depth = (queue: string): Promise<number> => storeDepth(sqliteUrl, queue)
 
 const envelopeFile = () => {
   const file = path.join(dir, 'one.json')

@@ -25,6 +25,7 @@ import Database from 'better-sqlite3'
 import {binRun, hasStackTrace, jsonOutput, jsonResult, runBq, startBq} from '../support/cli.js'
 import type {CliResult} from '../support/cli.js'
 import {repoRoot} from '../support/conformance.js'
+import {storeDepth, storeIds} from '../support/embedded-store.js'
 
 const exampleDlq = readFileSync(path.join(repoRoot, 'examples', 'orders.dlq.jsonl'), 'utf8').trim().split('\n')
 let root: string
@@ -60,18 +61,9 @@ async function publish(url: string, queue: string, count: number): Promise<strin
   return run.stdout.trim().split('\n')
 }
 
-/** Every meta.id on a queue, read with --all. */
-async function ids(url: string, queue: string): Promise<string[]> {
-  const peek = await bq(['peek', queue, '--all', '--json', '-b', url], {timeoutMs: 120_000})
-  assert.equal(peek.code, 0, peek.stderr)
-  return (jsonResult(peek.stdout).messages as Array<{id: string}>).map((m) => m.id)
-}
-
-async function depth(url: string, queue: string): Promise<number> {
-  const peek = await bq(['peek', queue, '--limit', '1', '--json', '-b', url])
-  assert.equal(peek.code, 0, peek.stderr)
-  return jsonResult(peek.stdout).depth as number
-}
+/** Every meta.id on a queue, and its depth, read directly (test/support/embedded-store.ts). */
+const ids = (url: string, queue: string): Promise<string[]> => storeIds(url, queue)
+const depth = (url: string, queue: string): Promise<number> => storeDepth(url, queue)
 
 async function until(condition: () => Promise<boolean>, what: string, timeoutMs = 30_000): Promise<void> {
   const end = Date.now() + timeoutMs
