@@ -13,7 +13,7 @@ const {metaSchemaValidatorCode} = await import('../dist/lib/schema/meta-schema-c
 // tsconfig loader) by package name itself. Everything else, the broker SDKs included, is bundled:
 // a bundled SDK is one module to read instead of hundreds of small CommonJS files to resolve and
 // wrap, which costs 0.1-0.25 CPU s at every start of bq that touches Redis, SQS, Kafka or Service
-// Bus (bench/startup). Commands still load an SDK only when they need it: the adapter that
+// Bus (measured with 10 starts each; docs/testing.md). Commands still load an SDK only when they need it: the adapter that
 // imports it is loaded lazily, so the SDK lands in that adapter's chunk.
 const externalPackages = [
   'better-sqlite3', '@oclif/plugin-*',

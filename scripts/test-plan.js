@@ -10,8 +10,8 @@
 //   after a colon on that line is the reason, not a resource. Two files holding the same broker never
 //   overlap: their queues are unique, but listings (dlq ls, inflight ls) and broker-wide settings
 //   are not.
-// - `// @test-alone <why>` runs a file with nothing beside it: it kills or restarts a broker,
-//   starts JVMs of its own, or its property depends on timing that a busy machine would blur.
+// - `// @test-alone <why>` runs a file with nothing beside it, for a property that timing on a
+//   busy machine would blur (no file needs it now).
 // - Alone files go first (they are the floor of the run's time either way), then the rest by the
 //   expected time in test/file-times.tsv, longest first, so the long ones do not end the run alone.
 import {readdirSync, readFileSync, statSync} from 'node:fs'
