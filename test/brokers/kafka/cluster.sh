@@ -169,17 +169,32 @@ launch() { # starts node n in a session of its own (so a kill takes its whole pr
   echo $! >"$dir/kafka.pid"
 }
 
-# Node ids the cluster's metadata lists (unfenced brokers), as one node answers.
+# Node ids the cluster's metadata lists (unfenced brokers), as node n answers.
+listed_by() {
+  local n=$1 out
+  node_pid "$n" >/dev/null || return 1
+  out=$(timeout 30 "$JAVA" "${TOOL_JVM[@]}" -Dlog4j2.configurationFile="$STATE/tools-log4j2.properties" -cp "$(lib)/*" \
+    org.apache.kafka.tools.BrokerApiVersionsCommand --bootstrap-server "$HOST:$(broker_port "$n")" 2>/dev/null) || return 1
+  sed -n 's/^.* (id: \([0-9]*\) rack.*$/\1/p' <<<"$out" | sort -n | tr '\n' ' '
+}
+
+# Node ids the cluster's metadata lists, as the first node that answers says.
 listed_nodes() {
-  local n out
-  for n in "${NODES[@]}"; do
-    node_pid "$n" >/dev/null || continue
-    out=$(timeout 30 "$JAVA" "${TOOL_JVM[@]}" -Dlog4j2.configurationFile="$STATE/tools-log4j2.properties" -cp "$(lib)/*" \
-      org.apache.kafka.tools.BrokerApiVersionsCommand --bootstrap-server "$HOST:$(broker_port "$n")" 2>/dev/null) || continue
-    sed -n 's/^.* (id: \([0-9]*\) rack.*$/\1/p' <<<"$out" | sort -n | tr '\n' ' '
-    return 0
-  done
+  local n
+  for n in "${NODES[@]}"; do listed_by "$n" && return 0; done
   return 1
+}
+
+# Until node n itself answers and lists itself. A node that survived the loss of the other two
+# (no controller quorum) still lists them all, fenced by nobody, before they listen again: the
+# cluster's word alone let a rerun start against two ports that refused connections.
+wait_answers() {
+  local n=$1 deadline=$((SECONDS + START_TIMEOUT))
+  until [[ " $(listed_by "$n" || true) " == *" $n "* ]]; do
+    node_pid "$n" >/dev/null || { tail -n 30 "$(node_dir "$n")/kafka.log" >&2; die "node $n exited while starting"; }
+    ((SECONDS < deadline)) || die "node $n did not answer within ${START_TIMEOUT}s"
+    sleep 1
+  done
 }
 
 wait_listed() { # <node...>: until the metadata lists every one of them
@@ -231,6 +246,7 @@ cmd_restart() {
   check_node "$n"
   write_tools_config
   launch "$n"
+  wait_answers "$n"
   wait_listed "$n"
   say "node $n running"
 }
