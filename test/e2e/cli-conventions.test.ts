@@ -1,6 +1,6 @@
 /**
  * The oclif conventions bq follows: a typo gets a suggestion and exit 2 (no prompt off a
- * terminal), `bq help [command]` and `-h` everywhere, `bq version` / `--version`, and shell
+ * terminal), `bq help [command]`, `--help` on every command and `-h` as its alias, `bq version` / `--version`, and shell
  * completion scripts that name bq's commands.
  */
 import {after, before, describe, test} from 'node:test'
@@ -13,7 +13,7 @@ import {hasStackTrace, runBq} from '../support/cli.js'
 import {repoRoot} from '../support/conformance.js'
 
 const pkg = JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as {version: string}
-const manifest = JSON.parse(readFileSync(path.join(repoRoot, 'oclif.manifest.json'), 'utf8')) as {commands: Record<string, {aliases?: string[]}>}
+const manifest = JSON.parse(readFileSync(path.join(repoRoot, 'oclif.manifest.json'), 'utf8')) as {commands: Record<string, {aliases?: string[]; flags?: Record<string, {char?: string}>}>}
 /** bq's own commands and their aliases (the manifest), and the plugins' commands. */
 const allCommands = [...Object.entries(manifest.commands).flatMap(([id, command]) => [id, ...(command.aliases ?? [])]), 'help', 'version', 'autocomplete']
 let dir: string
@@ -69,17 +69,36 @@ describe('help', () => {
     assert.match(redrive.stdout, /--context=<value>/)
   })
 
-  test('-h and --help work on every command', async () => {
+  test('--help works on every command', async () => {
     assert.ok(allCommands.length >= 19, allCommands.join(' '))
     for (const id of allCommands) {
       const words = id.split(':')
-      for (const flag of ['-h', '--help']) {
-        const run = await bq([...words, flag])
-        assert.equal(run.code, 0, `${id} ${flag}: ${run.stderr}`)
-        // `bq help -h` is the root help; every other command shows its own usage.
-        assert.match(run.stdout, id === 'help' ? /^USAGE\n {2}\$ bq \[COMMAND\]/m : new RegExp(`\\$ bq ${words.join(' ')}\\b`), `${id} ${flag}`)
-        assert.ok(!hasStackTrace(run.stderr), run.stderr)
-      }
+      const run = await bq([...words, '--help'])
+      assert.equal(run.code, 0, `${id} --help: ${run.stderr}`)
+      // `bq help --help` is the root help; every other command shows its own usage.
+      assert.match(run.stdout, id === 'help' ? /^USAGE\n {2}\$ bq \[COMMAND\]/m : new RegExp(`\\$ bq ${words.join(' ')}\\b`), `${id} --help`)
+      assert.ok(!hasStackTrace(run.stderr), run.stderr)
+    }
+  })
+
+  // oclif checks the arguments for its help flags (`--help` plus package.json's
+  // additionalHelpFlags) before it looks the command up, so -h takes the same path as --help on
+  // every command. What can break that is checked here: -h no longer listed, a command claiming
+  // -h for a flag of its own (its users would get help instead), and -h printing anything else
+  // than --help on commands of each kind (top-level, topic, alias, plugin).
+  test('-h is --help on every command', async () => {
+    const oclif = (JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as {oclif: {additionalHelpFlags?: string[]}}).oclif
+    assert.deepEqual(oclif.additionalHelpFlags, ['-h'])
+    const claimed = Object.entries(manifest.commands).flatMap(([id, command]) => Object.entries(command.flags ?? {}).filter(([, flag]) => flag.char === 'h').map(([name]) => `${id} --${name}`))
+    assert.deepEqual(claimed, [])
+    const aliased = Object.entries(manifest.commands).find(([, command]) => (command.aliases ?? []).length > 0)
+    assert.ok(aliased, 'a command with an alias')
+    for (const id of ['peek', 'dlq:redrive', aliased[1].aliases![0], 'version', 'help']) {
+      const words = id.split(':')
+      const [short, long] = await Promise.all([bq([...words, '-h']), bq([...words, '--help'])])
+      assert.equal(short.code, 0, `${id} -h: ${short.stderr}`)
+      assert.equal(short.stdout, long.stdout, `${id}: -h and --help differ`)
+      assert.equal(short.stderr, long.stderr, `${id}: -h and --help differ on stderr`)
     }
   })
 })
