@@ -166,7 +166,16 @@ launch() { # starts node n in a session of its own (so a kill takes its whole pr
     -Dlog4j2.configurationFile="$dir/log4j2.properties" -Dkafka.logs.dir="$dir/logs" \
     -Dbq.test.broker="kafka-cluster-$n" -cp "$(lib)/*" kafka.Kafka "$dir/server.properties" \
     >>"$dir/kafka.log" 2>&1 </dev/null &
-  echo $! >"$dir/kafka.pid"
+  local pid=$!
+  echo "$pid" >"$dir/kafka.pid"
+  # Until setsid has exec'd java, the pid's command line is still this shell's, and node_pid takes
+  # the node for dead (3 times in 200 starts of a JVM this way, on an idle machine). Fresh-clone
+  # runs 11 and 14 met it as a restarted node that "died" with nothing new in its log.
+  for _ in $(seq 100); do
+    node_pid "$n" >/dev/null && return 0
+    kill -0 "$pid" 2>/dev/null || return 0
+    sleep 0.1
+  done
 }
 
 # Node ids the cluster's metadata lists (unfenced brokers), as node n answers.
@@ -246,18 +255,7 @@ cmd_restart() {
   check_node "$n"
   write_tools_config
   launch "$n"
-  # A node restarted beside the other lost one on a loaded machine once died while it recovered
-  # (fresh-clone run 11; its log, at warn level, said nothing): it gets one more start, and its
-  # log is kept for a look. What the failover tests check is bq's report and census, not this.
-  if ! (wait_answers "$n"); then
-    node_pid "$n" >/dev/null && die "node $n did not answer within ${START_TIMEOUT}s"
-    local kept
-    kept="${TMPDIR:-/tmp}/bq-kafka-cluster-node$n-died-$(date +%s).log"
-    cp "$(node_dir "$n")/kafka.log" "$kept" 2>/dev/null || true
-    say "node $n died while restarting (its log: $kept); starting it once more"
-    launch "$n"
-    wait_answers "$n"
-  fi
+  wait_answers "$n"
   wait_listed "$n"
   say "node $n running"
 }
