@@ -12,7 +12,7 @@ import path from 'node:path'
 import {hasStackTrace, runBq} from '../support/cli.js'
 import {repoRoot} from '../support/conformance.js'
 
-const pkg = JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as {version: string}
+const pkg = JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as {version: string; oclif: {additionalHelpFlags?: string[]}}
 const manifest = JSON.parse(readFileSync(path.join(repoRoot, 'oclif.manifest.json'), 'utf8')) as {commands: Record<string, {aliases?: string[]; flags?: Record<string, {char?: string}>}>}
 /** bq's own commands and their aliases (the manifest), and the plugins' commands. */
 const allCommands = [...Object.entries(manifest.commands).flatMap(([id, command]) => [id, ...(command.aliases ?? [])]), 'help', 'version', 'autocomplete']
@@ -87,8 +87,7 @@ describe('help', () => {
   // -h for a flag of its own (its users would get help instead), and -h printing anything else
   // than --help on commands of each kind (top-level, topic, alias, plugin).
   test('-h is --help on every command', async () => {
-    const oclif = (JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as {oclif: {additionalHelpFlags?: string[]}}).oclif
-    assert.deepEqual(oclif.additionalHelpFlags, ['-h'])
+    assert.deepEqual(pkg.oclif.additionalHelpFlags, ['-h'])
     const claimed = Object.entries(manifest.commands).flatMap(([id, command]) => Object.entries(command.flags ?? {}).filter(([, flag]) => flag.char === 'h').map(([name]) => `${id} --${name}`))
     assert.deepEqual(claimed, [])
     const aliased = Object.entries(manifest.commands).find(([, command]) => (command.aliases ?? []).length > 0)
