@@ -16,6 +16,7 @@ import {decode, resetForRedrive} from '../../src/lib/envelope/index.js'
 import {requireBroker, uniqueQueue} from '../support/brokers.js'
 import {hasStackTrace, jsonOutput, jsonResult, runBq, startBq} from '../support/cli.js'
 import {repoRoot} from '../support/conformance.js'
+import {isEmbeddedStore, storeBodies, storeDepth} from '../support/embedded-store.js'
 
 export const redisUrl = process.env.BQ_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379/0'
 export const amqpUrl = process.env.BQ_TEST_AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672'
@@ -93,14 +94,20 @@ export async function json(args: string[]): Promise<Record<string, unknown>> {
   }
 }
 
-/** Every body in a queue, exactly as stored (via peek --json, which base64-encodes non-envelopes). */
+/**
+ * Every body in a queue, exactly as stored (via peek --json, which base64-encodes non-envelopes).
+ * The embedded store is read in the test's own process (test/support/embedded-store.ts): the
+ * same adapter, without a start of bq per check.
+ */
 export async function rawBodies(url: string, queue: string, extra: string[] = []): Promise<string[]> {
+  if (isEmbeddedStore(url) && extra.length === 0) return storeBodies(url, queue, 1000)
   const peek = await json(['peek', queue, '-b', url, '--limit', '1000', ...extra])
   return (peek.messages as Array<{body: string; body_encoding: string}>).map((m) => (m.body_encoding === 'base64' ? Buffer.from(m.body, 'base64').toString('utf8') : m.body))
 }
 
 /** Messages waiting in a queue; one that does not exist (on brokers where queues exist apart from their messages) holds none. */
 export async function depth(url: string, queue: string, extra: string[] = []): Promise<number> {
+  if (isEmbeddedStore(url) && extra.length === 0) return storeDepth(url, queue)
   const result = await runBq(['peek', queue, '-b', url, '--limit', '1', ...extra, '--json'])
   const output = jsonOutput(result.stdout)
   assert.ok(!hasStackTrace(result.stderr), result.stderr)

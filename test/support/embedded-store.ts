@@ -28,3 +28,13 @@ export function storeIds(url: string, queue: string): Promise<string[]> {
     return messages.map((message) => (JSON.parse(message.body.toString('utf8')) as {meta: {id: string}}).meta.id)
   })
 }
+
+/** The first `limit` bodies waiting, in queue order, as stored (what `bq peek --json --limit N` prints, decoded). */
+export function storeBodies(url: string, queue: string, limit: number): Promise<string[]> {
+  return withStore(url, async (adapter) => (await adapter.browse(queue, {limit, offset: 0})).map((message) => message.body.toString('utf8')))
+}
+
+/** A URL of the embedded store, which the test process can open beside bq. */
+export function isEmbeddedStore(url: string): boolean {
+  return url.startsWith('sqlite:')
+}
