@@ -4,8 +4,8 @@
  * itself). Every meta.id must still exist: exactly once where the opened adapter declares
  * `capabilities.atomicMove` (embedded store, Redis), at least once elsewhere — never zero.
  *
- * BQ_CRASH_TRIALS (default 20) and BQ_CRASH_MESSAGES (default 20000) scale it. Each broker has
- * a small test file that calls `crashSuite`.
+ * BQ_CRASH_TRIALS (default 8; `npm run soak` runs more) and BQ_CRASH_MESSAGES (default 20000)
+ * scale it. Each broker has a small test file that calls `crashSuite`.
  *
  * SIGKILL during purge (`purgeCrashSuite`, on the embedded store, Redis and RabbitMQ): every
  * meta.id is on the DLQ or in the backup file afterwards. BQ_PURGE_CRASH_TRIALS (default 3) and
