@@ -29,8 +29,9 @@ after(() => rmSync(dir, {recursive: true, force: true}))
 const bq = (args: string[]) => runBq(args, {env, timeoutMs: 30_000})
 
 /**
- * What `bq ARGS` prints on stdout, run by the bundle's execute in this process with the tests'
- * environment. A failure inside oclif ends this process with the error, which fails the file.
+ * What `bq ARGS` prints on stdout and stderr, and the exit code it leaves set, run by the bundle's
+ * execute in this process with the tests' environment. A failure inside oclif ends this process
+ * with the error, which fails the file.
  */
 async function helpInProcess(args: string[]): Promise<{stdout: string; stderr: string; exitCode: number | string | undefined}> {
   const {execute} = (await import(pathToFileURL(path.join(repoRoot, 'dist', 'bq.js')).href)) as {execute: (options: {args: string[]; dir: string}) => Promise<unknown>}

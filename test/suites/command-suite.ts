@@ -105,7 +105,11 @@ export async function rawBodies(url: string, queue: string, extra: string[] = []
   return (peek.messages as Array<{body: string; body_encoding: string}>).map((m) => (m.body_encoding === 'base64' ? Buffer.from(m.body, 'base64').toString('utf8') : m.body))
 }
 
-/** Messages waiting in a queue; one that does not exist (on brokers where queues exist apart from their messages) holds none. */
+/**
+ * Messages waiting in a queue, as `bq peek` reports its depth (the embedded store read in-process,
+ * as for rawBodies); one that does not exist (on brokers where queues exist apart from their
+ * messages) holds none.
+ */
 export async function depth(url: string, queue: string, extra: string[] = []): Promise<number> {
   if (isEmbeddedStore(url) && extra.length === 0) return storeDepth(url, queue)
   const result = await runBq(['peek', queue, '-b', url, '--limit', '1', ...extra, '--json'])

@@ -61,4 +61,18 @@ describe('the byte test before decoding', () => {
     const target = traceTarget('café "1"')
     assert.ok(couldMatch(Buffer.from(JSON.stringify({trace_id: 'café "1"'})), target))
   })
+
+  // JSON may spell any character as \uXXXX, and '/' as \/: an id written that way holds none of
+  // the plain byte strings, so a body with an escape that could spell part of it is decoded.
+  test('an id written with JSON escapes passes; an escape that cannot spell part of it does not', () => {
+    const escapedHex = `{"trace_id":"\\u0030${uuid.slice(1)}"}`
+    assert.ok(couldMatch(Buffer.from(escapedHex), traceTarget(uuid)), 'a UUID with an escaped digit')
+    assert.ok(couldMatch(Buffer.from(escapedHex.replace('\\u0030', '0').replace('-', '\\u002D')), traceTarget(uuid)), 'an escaped dash')
+    assert.ok(couldMatch(Buffer.from(`{"meta":{"id":"${uuid.slice(0, 9)}\\u0064${uuid.slice(10)}"}}`), traceTarget(uuid)), 'an escaped letter of a meta.id')
+    assert.ok(couldMatch(Buffer.from('{"trace\\u005fid":"order-1042"}'), traceTarget(otelTraceIdOf('order-1042'))), 'a hashed TraceID whose trace_id key is escaped')
+    assert.ok(couldMatch(Buffer.from('{"trace_id":"tenant\\/42"}'), traceTarget('tenant/42')), "PHP's escaped slash")
+    assert.ok(couldMatch(Buffer.from('{"trace_id":"caf\\u00e9"}'), traceTarget('café')), "Python's ensure_ascii")
+    // Python writes every non-ASCII character of the data this way: no reason to decode for a UUID.
+    assert.ok(!couldMatch(Buffer.from(`{"trace_id":"6ba7b810-9dad-11d1-80b4-00c04fd430c8","data":{"name":"Ren\\u00e9e","path":"a\\/b","q":"\\"x\\""}}`), traceTarget(uuid)))
+  })
 })

@@ -48,7 +48,24 @@ export interface TraceTarget {
    * each candidate's trace_id is hashed instead).
    */
   needles: Buffer[]
+  /**
+   * JSON escapes that could spell a character of the id (or, for a hashed TraceID, of the
+   * `trace_id` key) without its plain bytes being in the body: `\u0037` for a `7`, `\/` for a
+   * `/`. A body holding one is decoded rather than dropped. No encoder escapes a hex digit or a
+   * dash by choice, so for hex ids such bodies are rare (Go's `\u003c` for `<` shares a prefix);
+   * for other ids, `\u` (Python's ensure_ascii, Go's HTML escaping) or `\/` (PHP's default)
+   * anywhere in a body costs a decode.
+   */
+  escapes: Buffer[]
 }
+
+/** Escapes of a hex digit (0-9, A-F, a-f) or a dash, as JSON may spell them. */
+const HEX_ID_ESCAPES = ['\\u003', '\\u004', '\\u006', '\\u002d', '\\u002D']
+/** Escapes of the `trace_id` key's letters and underscore, which a hashed TraceID's scan reads the key by. */
+const TRACE_ID_KEY_ESCAPES = ['\\u005f', '\\u005F', '\\u007']
+/** Any \u escape, and the escaped slash. */
+const ANY_ESCAPES = ['\\u', '\\/']
+const bytesOf = (escapes: string[]) => escapes.map((escape) => Buffer.from(escape, 'latin1'))
 
 export function traceTarget(id: string): TraceTarget {
   const text = id.trim()
@@ -57,18 +74,26 @@ export function traceTarget(id: string): TraceTarget {
     const lower = text.toLowerCase()
     // A meta.id is compared as written, and also in the lowercase form producers emit.
     metaIds.add(lower)
-    return {text, form: 'uuid', traceIds: new Set([lower]), metaIds, needles: spellings(text, lower)}
+    return {text, form: 'uuid', traceIds: new Set([lower]), metaIds, needles: spellings(text, lower), escapes: bytesOf(HEX_ID_ESCAPES)}
   }
   if (OTEL_TRACE_ID.test(text)) {
     const uuid = uuidOfHex(text)
     // A 32-hex string may also be a trace_id or meta.id written that way.
-    return {text, form: 'otel', traceIds: new Set([uuid, text]), hashedTraceId: text.toLowerCase(), metaIds, needles: [...spellings(uuid, uuid), ...spellings(text, text.toLowerCase())]}
+    return {
+      text,
+      form: 'otel',
+      traceIds: new Set([uuid, text]),
+      hashedTraceId: text.toLowerCase(),
+      metaIds,
+      needles: [...spellings(uuid, uuid), ...spellings(text, text.toLowerCase())],
+      escapes: bytesOf([...HEX_ID_ESCAPES, ...TRACE_ID_KEY_ESCAPES]),
+    }
   }
   // JSON may escape a non-ASCII or quote character: the needle is the id as JSON writes it.
   const escaped = JSON.stringify(text).slice(1, -1)
   const needles = [Buffer.from(text, 'utf8')]
   if (escaped !== text) needles.push(Buffer.from(escaped, 'utf8'))
-  return {text, form: 'other', traceIds: new Set([text]), metaIds, needles}
+  return {text, form: 'other', traceIds: new Set([text]), metaIds, needles, escapes: bytesOf(ANY_ESCAPES)}
 }
 
 /** The spellings of a hex id a body may hold: as given, lowercase, uppercase. */

@@ -4,7 +4,8 @@ import type {BrowsePrefilter} from '../brokers/adapter.js'
 
 /**
  * The cheap test a raw body passes before `bq trace` decodes it: a body that holds none of the
- * target's byte strings cannot match, and is never parsed. For a TraceID of a hashed (non-UUID)
+ * target's byte strings, and no JSON escape that could spell part of it, cannot match, and is
+ * never parsed. For a TraceID of a hashed (non-UUID)
  * trace id no byte string exists: each `"trace_id":"…"` value in the bytes is hashed instead, and
  * only a body whose value hashes to it (or one too unusual to read this way) is decoded.
  */
@@ -16,8 +17,15 @@ const COLON = 0x3a
 
 export function couldMatch(body: Buffer, target: TraceTarget): boolean {
   for (const needle of target.needles) if (body.includes(needle)) return true
+  if (mayHideTheId(body, target)) return true
   if (target.hashedTraceId === undefined) return false
   return hashedTraceIdIn(body, target.hashedTraceId)
+}
+
+/** Whether the body holds a JSON escape that could spell part of the id (TraceTarget.escapes); most bodies hold no backslash at all. */
+function mayHideTheId(body: Buffer, target: TraceTarget): boolean {
+  if (!body.includes(BACKSLASH)) return false
+  return target.escapes.some((escape) => body.includes(escape))
 }
 
 /**
