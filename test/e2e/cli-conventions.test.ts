@@ -1,7 +1,7 @@
 /**
  * The oclif conventions bq follows: a typo gets a suggestion and exit 2 (no prompt off a
- * terminal), `bq help [command]`, `--help` on every command and `-h` as its alias, `bq version` / `--version`, and shell
- * completion scripts that name bq's commands.
+ * terminal), `bq help [command]`, `--help` on every command and `-h` as its alias, `bq version`
+ * / `--version`, and shell completion scripts that name bq's commands.
  */
 import {after, before, describe, test} from 'node:test'
 import assert from 'node:assert/strict'

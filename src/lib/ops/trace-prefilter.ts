@@ -5,9 +5,9 @@ import type {BrowsePrefilter} from '../brokers/adapter.js'
 /**
  * The cheap test a raw body passes before `bq trace` decodes it: a body that holds none of the
  * target's byte strings, and no JSON escape that could spell part of it, cannot match, and is
- * never parsed. For a TraceID of a hashed (non-UUID)
- * trace id no byte string exists: each `"trace_id":"…"` value in the bytes is hashed instead, and
- * only a body whose value hashes to it (or one too unusual to read this way) is decoded.
+ * never parsed. For a TraceID of a hashed (non-UUID) trace id no byte string exists: each
+ * `"trace_id":"…"` value in the bytes is hashed instead, and only a body whose value hashes to it
+ * (or one too unusual to read this way) is decoded.
  */
 
 const TRACE_ID_KEY = Buffer.from('"trace_id"', 'latin1')
