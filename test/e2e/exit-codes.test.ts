@@ -136,10 +136,10 @@ describe('exit codes', () => {
     assert.equal(report.items.length, 5)
     assert.deepEqual(report.items.filter((i) => i.outcome === 'failed').map((i) => [i.id, i.error]), [['4a1f9c2e-7b3d-4e6a-8f10-2c4d6e8fa0ff', 'no original queue recorded: use --to']])
     assert.equal(await depth(`${queue}.dlq`), 1)
-    // In human output the summary line is the report.
+    // In human output the summary line is the report, and each reason for a failure follows it.
     const again = await bq(['dlq', 'redrive', queue, '--yes', '-b', url])
     assert.equal(again.code, 3)
-    assert.equal(again.stderr, '1 examined: 0 moved, 0 not selected, 0 poison, 1 failed\n')
+    assert.equal(again.stderr, '1 examined: 0 moved, 0 not selected, 0 poison, 1 failed\n1 failed: no original queue recorded: use --to\n--list (or --json) shows each message\n')
   })
 
   test('4: a broker that cannot be reached', async () => {

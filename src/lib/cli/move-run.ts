@@ -3,7 +3,7 @@ import {AuthError, BqError, InterruptedError, PartialError, withResult} from '..
 import type {StopSignal} from '../errors.js'
 import type {RedriveItem, RedriveReport} from '../ops/redrive-types.js'
 import {startProgress} from '../output/progress.js'
-import {itemPrinter, summaryLine} from '../output/redrive-report.js'
+import {failureLines, itemPrinter, summaryLine} from '../output/redrive-report.js'
 import type {OutcomeLabels} from '../output/redrive-report.js'
 import {OutputWriter} from '../output/writer.js'
 import type {Run, RunTally} from '../ledger/record.js'
@@ -55,6 +55,11 @@ export async function runMoves(
   const items: RedriveItem[] = []
   const listing = !options.json && options.list
   const print = itemPrinter(out, listing, options.labels)
+  // Without --list or --json the summary's "N failed" would be all an operator sees of why.
+  const failures = new Map<string, number>()
+  const explainFailures = () => {
+    if (!options.json && !listing) for (const line of failureLines(failures)) options.log(line)
+  }
   // --list lines go out as each batch ends (the engines yield between batches), not at the end;
   // a failed write (a closed pipe) is kept by the writer and thrown by the last flush below.
   let flushing: Promise<void> = Promise.resolve()
@@ -84,7 +89,11 @@ export async function runMoves(
         if (listing) flushSoon()
         counts.examined++
         if (item.outcome === 'redriven' || item.outcome === 'would_redrive') counts.moved++
-        if (item.outcome === 'failed') counts.failed++
+        if (item.outcome === 'failed') {
+          counts.failed++
+          const reason = item.error ?? 'no reason given'
+          failures.set(reason, (failures.get(reason) ?? 0) + 1)
+        }
         progress.update(counts.examined, counts)
       },
     })
@@ -92,6 +101,7 @@ export async function runMoves(
     await finishOutput()
     if (out.closed && report.stop_reason === 'interrupted' && !interrupt.requested()) report.stop_reason = OUTPUT_CLOSED
     if (!options.json) options.log(summaryLine(report, options.verb))
+    explainFailures()
     const result: MoveResult = {...report, items}
     const unfinished = unfinishedRun(result, options.verb, interrupt.signal())
     if (unfinished !== undefined) throw unfinished
@@ -103,6 +113,7 @@ export async function runMoves(
     if (!(error instanceof BqError) || !isRunReport(error.result)) throw error
     await finishOutput()
     if (!options.json) options.log(summaryLine(error.result, options.verb))
+    explainFailures()
     throw withResult(error, {...error.result, items})
   } finally {
     progress.stop()

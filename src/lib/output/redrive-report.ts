@@ -39,6 +39,19 @@ export function summaryLine(report: RedriveReport, verb: string): string {
   return `${report.dry_run ? 'dry run: ' : ''}${c.examined} examined: ${parts.join(', ')}${stop}`
 }
 
+/**
+ * Why messages failed, for a run printed without --list: one line per reason, most frequent
+ * first, at most `max`, so "3 failed" in the summary is never left unexplained.
+ */
+export function failureLines(reasons: Map<string, number>, max = 3): string[] {
+  const ranked = [...reasons].sort((a, b) => b[1] - a[1])
+  const lines = ranked.slice(0, max).map(([reason, count]) => `${count} failed: ${reason}`)
+  const rest = ranked.slice(max).reduce((sum, [, count]) => sum + count, 0)
+  if (rest > 0) lines.push(`${rest} failed for ${ranked.length - max} other reason(s)`)
+  if (lines.length > 0) lines.push('--list (or --json) shows each message')
+  return lines
+}
+
 /** Writes item lines as they come, when listing is on. */
 export function itemPrinter(out: OutputWriter, enabled: boolean, labels: OutcomeLabels = {}): (item: RedriveItem) => void {
   return (item) => {
