@@ -55,7 +55,8 @@ export async function runMoves(
   const items: RedriveItem[] = []
   const listing = !options.json && options.list
   const print = itemPrinter(out, listing, options.labels)
-  // Without --list or --json the summary's "N failed" would be all an operator sees of why.
+  // Without --list or --json the summary's "N failed" of a finished run would be all an operator
+  // sees of why.
   const failures = new Map<string, number>()
   const explainFailures = () => {
     if (!options.json && !listing) for (const line of failureLines(failures)) options.log(line)
@@ -112,8 +113,8 @@ export async function runMoves(
     progress.stop()
     if (!(error instanceof BqError) || !isRunReport(error.result)) throw error
     await finishOutput()
+    // Here the error's own line says why the run failed (summary, then one error line).
     if (!options.json) options.log(summaryLine(error.result, options.verb))
-    explainFailures()
     throw withResult(error, {...error.result, items})
   } finally {
     progress.stop()
